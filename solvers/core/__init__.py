@@ -1,0 +1,1 @@
+"""Backend choice, parameter schema, errors, the Simulation base class, registry, integrators."""

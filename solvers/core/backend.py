@@ -1,0 +1,139 @@
+"""Backends: NumPy (CPU, float64 reference) and CuPy (GPU), kernel loading and device timers.
+
+`resolve(name)` turns "numpy" | "cupy" | "auto" into a `Backend`. "auto" picks CuPy only when a CUDA
+device really works (a tiny allocation and reduction succeed, ENVIRONMENT.md), and asking for
+"cupy" where none works raises ParameterError: never a silent fall-back to NumPy.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import ParameterError
+
+BACKENDS = ("auto", "numpy", "cupy")
+DTYPES = ("float32", "float64")
+CTYPES = {"float32": "float", "float64": "double"}
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_status() -> tuple[bool, str]:
+    """(usable, reason). Tries a real allocation and reduction: `import cupy` alone proves nothing."""
+    if os.environ.get("PDESTUDIO_NO_GPU"):
+        return False, "PDESTUDIO_NO_GPU is set"
+    try:
+        import cupy as cp
+    except Exception as e:  # ImportError, or a broken CUDA install
+        return False, f"CuPy is not installed ({type(e).__name__}); install the 'gpu' extra"
+    try:
+        a = cp.arange(8, dtype=cp.float64)
+        if float(a.sum()) != 28.0:
+            return False, "CuPy computed a wrong reduction"
+        name = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"]
+        name = name.decode() if isinstance(name, bytes) else str(name)
+        return True, name
+    except Exception as e:
+        return False, f"no usable CUDA device ({type(e).__name__}: {str(e)[:80]})"
+
+
+def gpu_available() -> bool:
+    return gpu_status()[0]
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str  # "numpy" | "cupy"
+    xp: object  # the array module
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.name == "cupy"
+
+    def asnumpy(self, a) -> np.ndarray:
+        return a.get() if self.is_gpu else np.array(a, copy=True)
+
+    def asarray(self, a, dtype=None):
+        return self.xp.asarray(a, dtype=dtype)
+
+    def synchronize(self):
+        if self.is_gpu:
+            self.xp.cuda.get_current_stream().synchronize()
+
+    def timer(self) -> "Timer":
+        return Timer(self)
+
+
+def resolve(name: str = "auto") -> Backend:
+    if name not in BACKENDS:
+        raise ParameterError(f"backend '{name}' is unknown; allowed: {', '.join(BACKENDS)}")
+    if name == "numpy":
+        return Backend("numpy", np)
+    ok, why = gpu_status()
+    if ok:
+        import cupy as cp
+        return Backend("cupy", cp)
+    if name == "cupy":
+        raise ParameterError(f"backend 'cupy' was asked for but is not usable: {why}; "
+                             "allowed here: numpy, auto")
+    return Backend("numpy", np)
+
+
+def check_dtype(dtype: str) -> str:
+    dtype = str(np.dtype(dtype)) if dtype in (np.float32, np.float64) else str(dtype)
+    if dtype not in DTYPES:
+        raise ParameterError(f"dtype '{dtype}' is unknown; allowed: {', '.join(DTYPES)}")
+    return dtype
+
+
+class Timer:
+    """Elapsed time of a region: CUDA events on the GPU (device time), perf_counter on the CPU."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.seconds = 0.0
+
+    def __enter__(self):
+        if self.backend.is_gpu:
+            cp = self.backend.xp
+            self._start, self._stop = cp.cuda.Event(), cp.cuda.Event()
+            self._start.record()
+        else:
+            self._t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        if self.backend.is_gpu:
+            cp = self.backend.xp
+            self._stop.record()
+            self._stop.synchronize()
+            self.seconds = cp.cuda.get_elapsed_time(self._start, self._stop) / 1e3
+        else:
+            self.seconds = time.perf_counter() - self._t0
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def _module(path: str, dtype: str, names: tuple[str, ...], options: tuple[str, ...], device: int):
+    import cupy as cp
+    src = Path(path).read_text()
+    code = f'#line 1 "{path}"\n' + src
+    mod = cp.RawModule(code=code, options=("--std=c++17",) + options, name_expressions=names)
+    mod.compile()
+    return mod
+
+
+def load_kernels(cu_file: str | Path, dtype: str, templates: list[str],
+                 options: tuple[str, ...] = ()) -> dict:
+    """Compile the templates of a `.cu` file once per (file, dtype, device) and return
+    {template_name: RawKernel}. `templates` are kernel template names instantiated with the real
+    type of `dtype` (e.g. "heat_step" -> "heat_step<double>")."""
+    import cupy as cp
+    real = CTYPES[dtype]
+    names = tuple(f"{t}<{real}>" for t in templates)
+    mod = _module(str(Path(cu_file).resolve()), dtype, names, tuple(options), cp.cuda.Device().id)
+    return {t: mod.get_function(n) for t, n in zip(templates, names)}

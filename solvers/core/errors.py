@@ -1,0 +1,31 @@
+"""The three errors of the public contract (SPEC §0).
+
+`ParameterError` and `MeshError` are `ValueError`s: bad input, raised before any state changes.
+`SimulationDiverged` is raised when a step produces non-finite values; the simulation keeps the
+state from before the failing step.
+"""
+
+
+class ParameterError(ValueError):
+    """An unknown model, scenario, parameter or field, or a value outside its allowed range."""
+
+
+class MeshError(ValueError):
+    """A mesh file that cannot be used: unreadable, not triangles, degenerate, out-of-range indices."""
+
+
+class SimulationDiverged(RuntimeError):
+    """The solution became non-finite. Names the time, the step and the field."""
+
+    def __init__(self, model: str, t: float, step: int, field: str):
+        self.model, self.t, self.step, self.field = model, t, step, field
+        super().__init__(
+            f"{model}: field '{field}' became non-finite in step {step + 1} (from t = {t:.6g}); "
+            f"the state from before that step (step {step}, t = {t:.6g}) is kept. "
+            "Reduce the time step (cfl, dt, tolerance) or check the parameters."
+        )
+
+
+class NonFiniteStep(ArithmeticError):
+    """Internal: an integrator met a non-finite error estimate or step. The Simulation base class
+    turns it into SimulationDiverged with the state from before the step."""

@@ -1,0 +1,152 @@
+"""Parameter schema shared by all models, and its validation.
+
+A model declares each parameter once (name, type, default, range or choices, unit, help); the same
+declaration validates `create(**params)`, documents `describe()` and builds the GUI's panels.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .errors import ParameterError
+
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter: `type` is 'int', 'float', 'str' or 'bool'.
+
+    Numbers have a range [lo, hi] (None = unbounded; `lo_open`/`hi_open` make an end exclusive);
+    strings have `choices`. `live` says whether a change can be applied to a running simulation
+    (otherwise it takes effect on reset). `nullable` parameters may be None (e.g. an optional `dt`).
+    """
+
+    name: str
+    type: str
+    default: Any
+    help: str
+    unit: str = ""
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    choices: tuple = ()
+    live: bool = False
+    nullable: bool = False
+
+    def with_default(self, default) -> "Param":
+        return replace(self, default=default)
+
+    def range_text(self) -> str:
+        if self.choices:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.type == "bool":
+            return "true or false"
+        if self.type == "str":
+            return "a string"
+        lo = "-inf" if self.lo is None else f"{self.lo:g}"
+        hi = "inf" if self.hi is None else f"{self.hi:g}"
+        left = "(" if (self.lo_open or self.lo is None) else "["
+        right = ")" if (self.hi_open or self.hi is None) else "]"
+        kind = "an integer" if self.type == "int" else "a finite number"
+        return f"{kind} in {left}{lo}, {hi}{right}"
+
+    def validate(self, value, owner: str = ""):
+        """Return `value` converted to this parameter's type, or raise ParameterError."""
+        where = f"{owner}: " if owner else ""
+        bad = lambda why: ParameterError(  # noqa: E731
+            f"{where}parameter '{self.name}' = {value!r} {why}; allowed: {self.range_text()}"
+            + (f" ({self.unit})" if self.unit else ""))
+        if value is None:
+            if self.nullable:
+                return None
+            raise bad("is missing")
+        if self.type == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+                return value.lower() in ("true", "1", "yes")
+            if isinstance(value, (int, float)) and value in (0, 1):
+                return bool(value)
+            raise bad("is not a boolean")
+        if self.type == "str":
+            value = str(value)
+            if self.choices and value not in self.choices:
+                raise bad("is not a valid choice")
+            return value
+        # numbers (strings from the command line are parsed here too)
+        try:
+            if isinstance(value, bool):
+                raise TypeError
+            if self.type == "int":
+                if isinstance(value, str):
+                    f = float(value)
+                else:
+                    f = float(value)
+                if not math.isfinite(f) or f != int(f):
+                    raise TypeError
+                v = int(f)
+            else:
+                v = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise bad("is not " + ("an integer" if self.type == "int" else "a number")) from None
+        if not math.isfinite(v):
+            raise bad("is not finite")
+        if self.choices and v not in self.choices:
+            raise bad("is not a valid choice")
+        if self.lo is not None and (v < self.lo or (self.lo_open and v == self.lo)):
+            raise bad("is out of range")
+        if self.hi is not None and (v > self.hi or (self.hi_open and v == self.hi)):
+            raise bad("is out of range")
+        return v
+
+    def describe(self) -> dict:
+        d = {"name": self.name, "type": self.type, "default": self.default, "unit": self.unit,
+             "help": self.help, "live": self.live, "nullable": self.nullable}
+        if self.choices:
+            d["choices"] = list(self.choices)
+        if self.type in ("int", "float"):
+            d["range"] = [self.lo, self.hi]
+            d["open"] = [self.lo_open, self.hi_open]
+        d["allowed"] = self.range_text()
+        return d
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named test problem: a one-line description and defaults that override the model's."""
+
+    name: str
+    help: str
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+
+# Parameters that several models share (SPEC §0, "Parameter names shared by models").
+KERNEL = Param("kernel", "str", "fused", "GPU path: fused RawKernels from .cu files, or CuPy array "
+               "code (the naive GPU baseline). Ignored on the NumPy backend.",
+               choices=("fused", "array"))
+SEED = Param("seed", "int", 0, "Seed of the random perturbation (runs are reproducible).",
+             lo=0, hi=2**32 - 1)
+CFL = Param("cfl", "float", 0.9, "CFL number δ of the time step.", lo=0, hi=1, lo_open=True,
+            live=True)
+
+
+def validate_all(schema: Mapping[str, Param], values: Mapping[str, Any], owner: str) -> dict:
+    """Validate every value against its declaration; unknown names raise ParameterError."""
+    unknown = [k for k in values if k not in schema]
+    if unknown:
+        raise ParameterError(
+            f"{owner}: unknown parameter '{unknown[0]}'; known parameters: {', '.join(schema)}")
+    out = {}
+    for name, p in schema.items():
+        out[name] = p.validate(values.get(name, p.default), owner)
+    return out
+
+
+def frozen(d: dict) -> Mapping[str, Any]:
+    return MappingProxyType(dict(d))
+
+
+__all__ = ["Param", "Scenario", "KERNEL", "SEED", "CFL", "validate_all", "frozen"]

@@ -1,0 +1,335 @@
+"""The `Simulation` base class: the stepping, field, checkpoint and error contract of SPEC §0.
+
+A model subclass declares its parameters, scenarios and fields and implements four hooks:
+
+    _setup()                 build the mesh (self.mesh) and the state (self.state: name -> xp array)
+    _step(dt_limit) -> dt    advance ONE accepted step of at most dt_limit (None = no limit),
+                             updating self.state in place or by rebinding; never touches self.t
+    _fields() -> dict        every displayable field as xp arrays (default: the state)
+    work() -> (cells, bytes) cells updated per step and compulsory bytes moved per step (benchmarks)
+
+and optionally `_check_params` (cross-parameter constraints), `_check_field` (value ranges of a
+field given to set_field), `_aux_state`/`_set_aux_state` (scalars a checkpoint needs, e.g. the
+adaptive step). Everything else (time bookkeeping, landing exactly on t_end, divergence detection
+with the state kept, statistics, checkpoints) lives here once.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+import numpy as np
+
+from . import backend as _backend
+from .errors import NonFiniteStep, ParameterError, SimulationDiverged
+from .params import KERNEL, Param, Scenario, frozen, validate_all
+
+CHECKPOINT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """Where a field lives ('node', 'cell', 'vertex'), its unit, a suggested colour range
+    (None = from the data), a line of help, and whether `set_field` accepts it."""
+
+    location: str
+    unit: str = ""
+    help: str = ""
+    range: tuple[float, float] | None = None
+    settable: bool = True
+    lo: float | None = None  # values must be >= lo (or > lo if lo_open), e.g. a depth
+    lo_open: bool = False
+
+    def describe(self, name: str) -> dict:
+        return {"name": name, "location": self.location, "unit": self.unit, "help": self.help,
+                "range": list(self.range) if self.range else None, "settable": self.settable}
+
+
+class Simulation:
+    model: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    description: ClassVar[str] = ""
+    parameters: ClassVar[tuple[Param, ...]] = ()
+    scenarios: ClassVar[tuple[Scenario, ...]] = ()
+    field_infos: ClassVar[Mapping[str, FieldInfo]] = {}
+    # How many steps run between two finiteness checks (one device reduction and sync each).
+    check_interval: ClassVar[int] = 64
+    # Benchmarks: the size parameter and the sizes `pdestudio bench` runs by default.
+    size_param: ClassVar[str] = "nx"
+    bench_sizes: ClassVar[tuple[int, ...]] = ()
+    bench_scenario: ClassVar[str | None] = None
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def schema(cls, scenario: str | None = None) -> dict[str, Param]:
+        """Parameter declarations with the scenario's defaults applied."""
+        s = {p.name: p for p in cls.parameters}
+        s.setdefault("kernel", KERNEL)
+        if scenario is not None:
+            for k, v in cls.scenario(scenario).defaults.items():
+                s[k] = s[k].with_default(v)
+        return s
+
+    @classmethod
+    def scenario(cls, name: str | None) -> Scenario:
+        if name is None:
+            return cls.scenarios[0]
+        for sc in cls.scenarios:
+            if sc.name == name:
+                return sc
+        raise ParameterError(f"{cls.model}: unknown scenario '{name}'; allowed: "
+                             + ", ".join(s.name for s in cls.scenarios))
+
+    @classmethod
+    def _check_params(cls, p: dict) -> None:
+        """Cross-parameter constraints; raise ParameterError naming the parameters."""
+
+    @classmethod
+    def describe(cls) -> dict:
+        return {
+            "model": cls.model, "title": cls.title, "description": cls.description,
+            "parameters": [p.describe() for p in cls.schema().values()],
+            "scenarios": [{"name": s.name, "help": s.help, "defaults": dict(s.defaults)}
+                          for s in cls.scenarios],
+            "fields": [fi.describe(n) for n, fi in cls.field_infos.items()],
+        }
+
+    def __init__(self, *, backend: str = "auto", dtype: str = "float64",
+                 scenario: str | None = None, **params):
+        sc = self.scenario(scenario)
+        dtype = _backend.check_dtype(dtype)
+        be = _backend.resolve(backend)
+        p = validate_all(self.schema(sc.name), params, self.model)
+        self._check_params(p)
+        self._be = be
+        self.xp = be.xp
+        self.backend = be.name
+        self.backend_reason = _backend.gpu_status()[1] if backend == "auto" else "asked for"
+        self.dtype = dtype
+        self.real = np.dtype(dtype).type
+        self.scenario_name = sc.name
+        self.params: Mapping[str, Any] = frozen(p)
+        self.t = 0.0
+        self.steps = 0
+        self.stats: dict[str, float] = {"kernel_s": 0.0, "transfer_s": 0.0, "wall_s": 0.0,
+                                        "steps": 0, "cell_updates_per_s": 0.0,
+                                        "steps_per_s": 0.0}
+        self.state: dict[str, Any] = {}
+        self.mesh = None
+        self._setup()
+
+    @property
+    def kernel(self) -> str:
+        """The GPU path in use: 'fused', 'array', or 'numpy' on the CPU."""
+        return self.params["kernel"] if self._be.is_gpu else "numpy"
+
+    # ---- hooks --------------------------------------------------------------------------
+    def _setup(self) -> None:
+        raise NotImplementedError
+
+    def _step(self, dt_limit: float | None) -> float:
+        raise NotImplementedError
+
+    def _fields(self) -> dict:
+        return dict(self.state)
+
+    def work(self) -> tuple[int, float]:
+        raise NotImplementedError
+
+    def _check_field(self, name: str, values: np.ndarray) -> None:
+        """Model-specific checks of a field given to set_field (beyond shape, finiteness, lo)."""
+
+    def _aux_state(self) -> dict:
+        return {}
+
+    def _set_aux_state(self, aux: dict) -> None:
+        pass
+
+    # ---- stepping -----------------------------------------------------------------------
+    def step(self, n: int = 1) -> None:
+        """Advance n accepted time steps."""
+        n = Param("n", "int", 1, "steps", lo=0).validate(n, f"{self.model}.step")
+        self._run(n=n, t_end=None)
+
+    def advance(self, t_end: float) -> None:
+        """Advance until t == t_end exactly (the last step is shortened to land on it)."""
+        t_end = Param("t_end", "float", 0.0, "end time", lo=self.t).validate(
+            t_end, f"{self.model}.advance")
+        self._run(n=None, t_end=t_end)
+
+    def _run(self, n: int | None, t_end: float | None) -> None:
+        wall0 = time.perf_counter()
+        steps0 = self.steps
+        kernel_s = 0.0
+        done = 0
+        while True:
+            remaining = None if n is None else n - done
+            if remaining == 0 or (t_end is not None and self._landed(t_end)):
+                break
+            chunk = self.check_interval if remaining is None else min(remaining, self.check_interval)
+            snap = self._snapshot()
+            with self._be.timer() as tm:
+                k = self._steps_unchecked(chunk, t_end)
+                bad = self._first_nonfinite()
+            kernel_s += tm.seconds
+            if bad is not None:
+                self._restore(snap)
+                self._replay_to_failure(k, t_end)
+            done += k
+        wall = time.perf_counter() - wall0
+        steps = self.steps - steps0
+        cells = self.work()[0]
+        self.stats.update(kernel_s=kernel_s, wall_s=wall, steps=steps,
+                          steps_per_s=steps / wall if wall > 0 else 0.0,
+                          cell_updates_per_s=steps * cells / wall if wall > 0 else 0.0)
+
+    def _landed(self, t_end: float) -> bool:
+        return t_end - self.t <= 1e-13 * max(1.0, abs(t_end))
+
+    def _steps_unchecked(self, count: int, t_end: float | None) -> int:
+        k = 0
+        while k < count and not (t_end is not None and self._landed(t_end)):
+            limit = None if t_end is None else t_end - self.t
+            try:
+                dt = self._step(limit)
+            except NonFiniteStep:
+                dt = math.nan
+            if not math.isfinite(dt) or dt <= 0:
+                raise SimulationDiverged(self.model, self.t, self.steps, self._worst_field())
+            if limit is not None and dt >= limit * (1 - 1e-12):
+                self.t = t_end
+            else:
+                self.t += float(dt)
+            self.steps += 1
+            k += 1
+        return k
+
+    def _replay_to_failure(self, count: int, t_end: float | None) -> None:
+        """The last chunk produced non-finite values: redo it one checked step at a time from its
+        start, so that the state from before the failing step is the one kept."""
+        for _ in range(count):
+            snap = self._snapshot()
+            self._steps_unchecked(1, t_end)
+            bad = self._first_nonfinite()
+            if bad is not None:
+                self._restore(snap)
+                raise SimulationDiverged(self.model, self.t, self.steps, bad)
+        # Not reproduced step by step (non-deterministic kernel?): report at the chunk's end.
+        raise SimulationDiverged(self.model, self.t, self.steps, self._worst_field() or "?")
+
+    def _first_nonfinite(self) -> str | None:
+        xp = self.xp
+        names = list(self.state)
+        if not names:
+            return None
+        flags = xp.stack([xp.isfinite(self.state[k]).all() for k in names])
+        flags = self._be.asnumpy(flags)  # one sync for all fields
+        for name, ok in zip(names, flags):
+            if not ok:
+                return name
+        return None
+
+    def _worst_field(self) -> str:
+        return self._first_nonfinite() or next(iter(self.state), "?")
+
+    def _snapshot(self):
+        return ({k: v.copy() for k, v in self.state.items()}, self.t, self.steps,
+                json.dumps(self._aux_state()))
+
+    def _restore(self, snap) -> None:
+        state, self.t, self.steps, aux = snap
+        for k, v in state.items():
+            self._assign_state(k, v)
+        self._set_aux_state(json.loads(aux))
+
+    def _assign_state(self, name: str, values) -> None:
+        """Replace a state array's contents (in place where the shapes allow)."""
+        cur = self.state[name]
+        if cur.shape == values.shape:
+            cur[...] = values
+        else:
+            self.state[name] = values
+
+    # ---- fields -------------------------------------------------------------------------
+    def fields(self) -> dict[str, np.ndarray]:
+        """Host copies of every displayable field (original numbering)."""
+        t0 = time.perf_counter()
+        out = {k: np.ascontiguousarray(self._be.asnumpy(v)) for k, v in self._fields().items()}
+        self.stats["transfer_s"] = time.perf_counter() - t0
+        return out
+
+    def field_info(self, name: str) -> dict:
+        if name not in self.field_infos:
+            raise ParameterError(f"{self.model}: unknown field '{name}'; fields: "
+                                 + ", ".join(self.field_infos))
+        return self.field_infos[name].describe(name)
+
+    def settable_fields(self) -> list[str]:
+        return [n for n, fi in self.field_infos.items() if fi.settable]
+
+    def field_shape(self, name: str) -> tuple[int, ...]:
+        return tuple(self._fields()[name].shape)
+
+    def set_field(self, name: str, values) -> None:
+        """Replace a field (an initial condition, a painted region), validated like a parameter."""
+        self.field_info(name)  # unknown -> ParameterError
+        fi = self.field_infos[name]
+        if not fi.settable:
+            raise ParameterError(f"{self.model}: field '{name}' is derived and cannot be set; "
+                                 "settable fields: " + ", ".join(self.settable_fields()))
+        try:
+            arr = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ParameterError(f"{self.model}: field '{name}' must be numeric") from None
+        shape = self.field_shape(name)
+        if arr.shape != shape:
+            raise ParameterError(f"{self.model}: field '{name}' has shape {arr.shape}; "
+                                 f"allowed: shape {shape}")
+        if not np.isfinite(arr).all():
+            raise ParameterError(f"{self.model}: field '{name}' contains non-finite values; "
+                                 "allowed: finite numbers")
+        if fi.lo is not None:
+            low = arr.min()
+            if low < fi.lo or (fi.lo_open and low <= fi.lo):
+                rel = ">" if fi.lo_open else ">="
+                raise ParameterError(f"{self.model}: field '{name}' has minimum {low:g}; "
+                                     f"allowed: values {rel} {fi.lo:g}")
+        self._check_field(name, arr)
+        self._set_field(name, arr)
+
+    def _set_field(self, name: str, arr: np.ndarray) -> None:
+        self._assign_state(name, self.xp.asarray(arr, dtype=self.dtype))
+
+    # ---- checkpoints --------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        """Write a checkpoint (.npz): parameters, time, step count and the exact state arrays."""
+        meta = {"version": CHECKPOINT_VERSION, "model": self.model, "scenario": self.scenario_name,
+                "dtype": self.dtype, "backend": self.backend, "params": dict(self.params),
+                "t": self.t, "steps": self.steps, "aux": self._aux_state()}
+        arrays = {f"state/{k}": self._be.asnumpy(v) for k, v in self.state.items()}
+        path = Path(path)
+        with open(path, "wb") as f:  # no implicit ".npz" suffix: the user's name is kept
+            np.savez(f, __meta__=np.array(json.dumps(meta)), **arrays)
+
+    def _load_state(self, meta: dict, arrays: Mapping[str, np.ndarray]) -> None:
+        missing = [k for k in self.state if f"state/{k}" not in arrays]
+        if missing:
+            raise ParameterError(f"checkpoint lacks state array '{missing[0]}'")
+        for k in self.state:
+            a = arrays[f"state/{k}"]
+            if a.shape != self.state[k].shape or a.dtype != self.state[k].dtype:
+                raise ParameterError(f"checkpoint array '{k}' has shape {a.shape} and dtype "
+                                     f"{a.dtype}; expected {tuple(self.state[k].shape)} and "
+                                     f"{self.state[k].dtype}")
+            self._assign_state(k, self.xp.asarray(a))
+        self.t = float(meta["t"])
+        self.steps = int(meta["steps"])
+        self._set_aux_state(meta.get("aux", {}))
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} {self.model}/{self.scenario_name} {self.backend} "
+                f"{self.dtype} t={self.t:.6g} steps={self.steps}>")
