@@ -62,6 +62,14 @@ class Simulation:
     size_param: ClassVar[str] = "nx"
     bench_sizes: ClassVar[tuple[int, ...]] = ()
     bench_scenario: ClassVar[str | None] = None
+    bench_params: ClassVar[Mapping[str, Any]] = {}
+    bench_variants: ClassVar[tuple[Mapping[str, Any], ...]] = ({},)
+    bench_t_end: ClassVar[float | None] = None
+    # Display hints for the app (which chooses views by mesh kind and field location, never by
+    # model name): the field shown first, and fields drawn together as surfaces (e.g. the free
+    # surface over the bottom).
+    default_field: ClassVar[str | None] = None
+    surfaces: ClassVar[tuple[str, ...]] = ()
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -96,6 +104,8 @@ class Simulation:
             "scenarios": [{"name": s.name, "help": s.help, "defaults": dict(s.defaults)}
                           for s in cls.scenarios],
             "fields": [fi.describe(n) for n, fi in cls.field_infos.items()],
+            "default_field": cls.default_field or next(iter(cls.field_infos), None),
+            "surfaces": list(cls.surfaces),
         }
 
     def __init__(self, *, backend: str = "auto", dtype: str = "float64",
