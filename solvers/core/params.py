@@ -46,8 +46,9 @@ class Param:
             return "true or false"
         if self.type == "str":
             return "a string"
-        lo = "-inf" if self.lo is None else f"{self.lo:g}"
-        hi = "inf" if self.hi is None else f"{self.hi:g}"
+        num = (lambda v: str(int(v))) if self.type == "int" else (lambda v: f"{v:g}")
+        lo = "-inf" if self.lo is None else num(self.lo)
+        hi = "inf" if self.hi is None else num(self.hi)
         left = "(" if (self.lo_open or self.lo is None) else "["
         right = ")" if (self.hi_open or self.hi is None) else "]"
         kind = "an integer" if self.type == "int" else "a finite number"

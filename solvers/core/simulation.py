@@ -165,11 +165,14 @@ class Simulation:
         n = Param("n", "int", 1, "steps", lo=0).validate(n, f"{self.model}.step")
         self._run(n=n, t_end=None)
 
-    def advance(self, t_end: float) -> None:
-        """Advance until t == t_end exactly (the last step is shortened to land on it)."""
+    def advance(self, t_end: float, max_steps: int | None = None) -> None:
+        """Advance until t == t_end exactly (the last step is shortened to land on it), or stop
+        earlier after `max_steps` accepted steps (for progress reports on long runs)."""
         t_end = Param("t_end", "float", 0.0, "end time", lo=self.t).validate(
             t_end, f"{self.model}.advance")
-        self._run(n=None, t_end=t_end)
+        if max_steps is not None:
+            max_steps = Param("max_steps", "int", 1, "steps", lo=0).validate(max_steps)
+        self._run(n=max_steps, t_end=t_end)
 
     def _run(self, n: int | None, t_end: float | None) -> None:
         wall0 = time.perf_counter()
