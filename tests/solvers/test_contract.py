@@ -26,6 +26,12 @@ def make(model, **kw):
     return solvers.create(model, **kw)
 
 
+# The behavioural contract holds on every backend; on the GPU for both kernel paths.
+BACKENDS = [pytest.param(("numpy", "fused"), id="numpy"),
+            pytest.param(("cupy", "fused"), id="cupy-fused", marks=pytest.mark.gpu),
+            pytest.param(("cupy", "array"), id="cupy-array", marks=pytest.mark.gpu)]
+
+
 def test_import_solvers_does_not_import_qt():
     code = ("import sys, solvers; solvers.available_models(); "
             "bad=[m for m in sys.modules if m.split('.')[0] in ('PySide6','vispy','shiboken6','app')]; "
@@ -54,9 +60,10 @@ def test_describe_matches_params(model):
         sim.params["kernel"] = "array"  # read-only mapping
 
 
+@pytest.mark.parametrize("be", BACKENDS)
 @pytest.mark.parametrize("model", MODELS)
-def test_step_fields_finite_and_shaped(model):
-    sim = make(model)
+def test_step_fields_finite_and_shaped(model, be):
+    sim = make(model, backend=be[0], kernel=be[1])
     sim.step(3)
     assert sim.steps == 3 and sim.t > 0
     mesh = sim.mesh
@@ -72,18 +79,20 @@ def test_step_fields_finite_and_shaped(model):
     assert sim.stats["steps"] == 3 and sim.stats["wall_s"] > 0
 
 
+@pytest.mark.parametrize("be", BACKENDS)
 @pytest.mark.parametrize("model", MODELS)
-def test_advance_lands_exactly(model):
-    sim = make(model)
+def test_advance_lands_exactly(model, be):
+    sim = make(model, backend=be[0], kernel=be[1])
     sim.step(2)
     t_end = sim.t * 2.5 + 1e-7
     sim.advance(t_end)
     assert sim.t == t_end
 
 
+@pytest.mark.parametrize("be", BACKENDS)
 @pytest.mark.parametrize("model", MODELS)
-def test_set_field_round_trip(model):
-    sim = make(model)
+def test_set_field_round_trip(model, be):
+    sim = make(model, backend=be[0], kernel=be[1])
     name = sim.settable_fields()[0]
     cur = sim.fields()[name]
     new = cur * 1.01 + 0.01 * np.abs(cur).max() + 1e-3
@@ -91,12 +100,13 @@ def test_set_field_round_trip(model):
     np.testing.assert_allclose(sim.fields()[name], new, rtol=1e-12 if sim.dtype == "float64" else 1e-6)
 
 
+@pytest.mark.parametrize("be", BACKENDS)
 @pytest.mark.parametrize("model", MODELS)
-def test_save_load_continues_identically(model, tmp_path):
-    a = make(model)
+def test_save_load_continues_identically(model, be, tmp_path):
+    a = make(model, backend=be[0], kernel=be[1])
     a.step(3)
     a.save(tmp_path / "c.npz")
-    b = solvers.load(tmp_path / "c.npz", backend="numpy")
+    b = solvers.load(tmp_path / "c.npz", backend=be[0])
     assert (b.t, b.steps, dict(b.params)) == (a.t, a.steps, dict(a.params))
     a.step(4)
     b.step(4)
@@ -158,9 +168,10 @@ def test_bad_input_raises_and_keeps_state(model):
     _assert_unchanged(sim, before)
 
 
+@pytest.mark.parametrize("be", BACKENDS)
 @pytest.mark.parametrize("model", MODELS)
-def test_divergence_keeps_state_before_failing_step(model):
-    sim = make(model)
+def test_divergence_keeps_state_before_failing_step(model, be):
+    sim = make(model, backend=be[0], kernel=be[1])
     sim.step(2)
     orig = sim._step
 
@@ -168,7 +179,7 @@ def test_divergence_keeps_state_before_failing_step(model):
         dt = _orig(limit)
         if sim.steps == 4:
             k = next(iter(sim.state))
-            sim.state[k].flat[0] = np.nan
+            sim.state[k].ravel()[0] = np.nan
         return dt
 
     sim._step = poisoned
