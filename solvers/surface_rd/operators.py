@@ -1,0 +1,147 @@
+"""Discrete differential operators on a triangulated surface (seed 001 eqs. (2)–(4), SPEC §2.2),
+built once in float64 from a `TriangleMesh` as sparse matrices:
+
+    L  (N × N)   cotangent Laplace–Beltrami with Meyer's mixed areas (paper's eq. (2)):
+                 (L f)_i = 1/(2A_i) Σ_j (cot α_ij + cot β_ij)(f_j − f_i)
+    F  (3M × N)  face gradients (eq. (3)): rows d·M + T hold component d of
+                 ∇f(T) = (f_j − f_i)(x_i − x_k)^⊥/(2A_T) + (f_k − f_i)(x_j − x_i)^⊥/(2A_T),
+                 v^⊥ = n̂ × v, n̂ ∝ (x_j − x_i) × (x_k − x_i) (counter-clockwise rotation)
+    W  (N × M)   vertex gradients (eq. (4)): the mean of the incident face gradients weighted by
+                 the incident angles θ, normalised per vertex.
+
+Applied as array code (`xp` = NumPy or CuPy, sparse products), these are the float64 reference,
+the CPU backend and the GPU `array` path (the paper's naive baseline: Laplacian, face gradients,
+vertex gradients, update). The fused kernels use the same operators folded into one-ring stencils
+(`stencil`): since ∇f_i = Σ_T w_iT ∇f(T) is linear in f and vanishes for constants,
+∇f_i = Σ_{j ∈ 1-ring(i)} G_ij (f_j − f_i) with G = W·F, so a whole step needs only the 1-ring.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..mesh.triangles import TriangleMesh
+
+
+def cotan_laplacian(mesh: TriangleMesh) -> sp.csr_matrix:
+    """L with (L f)_i = 1/(2 A_i) Σ_j w_ij (f_j − f_i), w = cot α + cot β, A = mixed area."""
+    e = mesh.edges
+    w = mesh.cotangent_weights
+    n = mesh.n_vertices
+    rows = np.concatenate([e[:, 0], e[:, 1]])
+    cols = np.concatenate([e[:, 1], e[:, 0]])
+    vals = np.concatenate([w, w]) / (2.0 * mesh.mixed_areas[rows])
+    diag = -np.bincount(rows, weights=vals, minlength=n)
+    a = sp.csr_matrix((np.concatenate([vals, diag]),
+                       (np.concatenate([rows, np.arange(n)]), np.concatenate([cols, np.arange(n)]))),
+                      shape=(n, n))
+    a.sum_duplicates()
+    return a
+
+
+def face_gradient_coefficients(mesh: TriangleMesh) -> np.ndarray:
+    """(M, 3, 3): g[T, k] with ∇f(T) = Σ_k f_{v_k} g[T, k]. For corner k the vector is the
+    opposite edge (from v_{k+1} to v_{k+2}) rotated by n̂ × · and divided by 2A_T, which is the
+    paper's eq. (3) rearranged (the three vectors sum to zero)."""
+    p = mesh.points[mesh.cells]  # (M, 3 corners, 3)
+    cr = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    two_area = np.linalg.norm(cr, axis=1)
+    nhat = cr / two_area[:, None]
+    opp = np.roll(p, -2, axis=1) - np.roll(p, -1, axis=1)  # v_{k+2} − v_{k+1}
+    return np.cross(nhat[:, None, :], opp) / two_area[:, None, None]
+
+
+def face_gradient_operator(mesh: TriangleMesh) -> sp.csr_matrix:
+    g = face_gradient_coefficients(mesh)
+    m, n = mesh.n_cells, mesh.n_vertices
+    rows = (np.arange(3)[:, None, None] * m + np.arange(m)[None, :, None])  # (3, M, 1)
+    rows = np.broadcast_to(rows, (3, m, 3))
+    cols = np.broadcast_to(mesh.cells[None], (3, m, 3))
+    vals = np.moveaxis(g, 2, 0)  # (d, M, corner)
+    return sp.csr_matrix((vals.ravel(), (rows.ravel(), cols.ravel())), shape=(3 * m, n))
+
+
+def vertex_average_operator(mesh: TriangleMesh) -> sp.csr_matrix:
+    """W_iT = θ_iT / Σ_T' θ_iT' (incident angles, paper's eq. (4))."""
+    theta = mesh.corner_angles.ravel()
+    rows = mesh.cells.ravel()
+    cols = np.repeat(np.arange(mesh.n_cells), 3)
+    tot = np.bincount(rows, weights=theta, minlength=mesh.n_vertices)
+    return sp.csr_matrix((theta / tot[rows], (rows, cols)),
+                         shape=(mesh.n_vertices, mesh.n_cells))
+
+
+@dataclass
+class Stencil:
+    """The operators folded into one-ring stencils, as CSR over the 1-ring (no diagonal):
+    (L f)_i = Σ_k lap[k] (f_{nbr[k]} − f_i) and ∇f_i = Σ_k grad[k] (f_{nbr[k]} − f_i) for k in
+    indptr[i]:indptr[i+1]."""
+
+    indptr: np.ndarray  # (N+1,) int64
+    nbr: np.ndarray  # (nnz,) int64
+    lap: np.ndarray  # (nnz,) float64
+    grad: np.ndarray  # (nnz, 3) float64
+
+
+class SurfaceOperators:
+    """L, F, W of a mesh in float64 (scipy.sparse), their one-ring stencil, and the Gershgorin
+    bound of the Laplacian's spectrum that the time-step guard uses."""
+
+    def __init__(self, mesh: TriangleMesh):
+        self.mesh = mesh
+        self.L = cotan_laplacian(mesh)
+        self.F = face_gradient_operator(mesh)
+        self.W = vertex_average_operator(mesh)
+
+    @cached_property
+    def lambda_max(self) -> float:
+        """Upper bound of |eigenvalue| of L (Gershgorin: the largest absolute row sum). L is
+        similar to the symmetric A^(-1/2) K A^(-1/2), so its eigenvalues are real, ≤ 0."""
+        return float(abs(self.L).sum(axis=1).max())
+
+    @cached_property
+    def stencil(self) -> Stencil:
+        n, m = self.mesh.n_vertices, self.mesh.n_cells
+        indptr, nbr = self.mesh.vertex_vertex
+        rows = np.repeat(np.arange(n), np.diff(indptr))
+        keys = rows * np.int64(n) + nbr  # sorted, as the CSR is
+
+        def on_ring(a: sp.spmatrix) -> np.ndarray:
+            """The entries of `a` at (i, j ∈ 1-ring(i)) in CSR order (0 where not stored)."""
+            c = a.tocoo()
+            k = c.row.astype(np.int64) * n + c.col
+            pos = np.searchsorted(keys, k)
+            hit = (pos < len(keys)) & (keys[np.minimum(pos, len(keys) - 1)] == k)
+            out = np.zeros(len(keys))
+            np.add.at(out, pos[hit], c.data[hit])
+            return out
+
+        lap = on_ring(self.L)
+        grad = np.column_stack([on_ring(self.W @ self.F[d * m:(d + 1) * m]) for d in range(3)])
+        return Stencil(np.asarray(indptr), np.asarray(nbr), lap, grad)
+
+
+class ArrayOperators:
+    """The operators on a backend (`xp` = numpy or cupy) in a real type: the array path."""
+
+    def __init__(self, ops: SurfaceOperators, xp, dtype):
+        self.xp = xp
+        self.m = ops.mesh.n_cells
+        if xp is np:
+            conv = lambda a: a.astype(dtype).tocsr()  # noqa: E731
+        else:
+            import cupyx.scipy.sparse as csp
+            conv = lambda a: csp.csr_matrix(a.astype(dtype).tocsr())  # noqa: E731
+        self.L, self.F, self.W = conv(ops.L), conv(ops.F), conv(ops.W)
+
+    def laplacian(self, f):
+        return self.L @ f
+
+    def vertex_gradient(self, f):
+        """(N, 3, ...) vertex gradients of f (N,) or of several fields f (N, k)."""
+        gf = self.F @ f  # (3M, ...)
+        gf = gf.reshape((3, self.m) + f.shape[1:])
+        return self.xp.stack([self.W @ gf[d] for d in range(3)], axis=1)
