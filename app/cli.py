@@ -160,10 +160,11 @@ def cmd_run(a) -> int:
         exporter.write_data(sim, a.export_data)
         print(f"wrote {a.export_data}", file=sys.stderr)
     if a.export_image:
-        exporter.render_image(sim, a.export_image, field=field)
-        print(f"wrote {a.export_image}", file=sys.stderr)
+        how = exporter.render_image(sim, a.export_image, field=field)
+        print(f"wrote {a.export_image} (drawn by {how})", file=sys.stderr)
     if a.export_video:
-        print(f"wrote {a.export_video} ({recorder.frames} frames)", file=sys.stderr)
+        print(f"wrote {a.export_video} ({recorder.frames} frames, drawn by {recorder.how})",
+              file=sys.stderr)
     return 0
 
 

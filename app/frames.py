@@ -1,0 +1,119 @@
+"""What travels from the solver thread to the GUI: a description of the simulation (`SimInfo`,
+sent once per setup) and frames (`Frame`: host copies of a few fields), handed over through a
+one-slot `Mailbox` that keeps only the newest frame (a slow screen drops frames, never queues
+them and never slows the solver). Qt-free, so the headless exports and tests use it too."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class SimInfo:
+    """Everything the views and panels need to know about a simulation, read once in the
+    worker thread (the GUI never calls into the Simulation)."""
+
+    model: str
+    title: str
+    scenario: str
+    backend: str
+    backend_reason: str
+    dtype: str
+    kernel: str
+    params: dict
+    mesh: Any                       # Grid1D / Grid2D / triangle mesh (immutable data)
+    fields: dict                    # name -> field_info dict (location, unit, range, ...)
+    shapes: dict                    # name -> shape
+    default_field: str
+    surfaces: tuple
+    settable: tuple
+    cells_per_step: int
+    generation: int = 0             # increases with every new setup (reset, new model)
+
+    @classmethod
+    def of(cls, sim, generation: int = 0) -> "SimInfo":
+        names = list(sim.field_infos)
+        fields = {n: sim.field_info(n) for n in names}
+        shapes = {n: tuple(a.shape) for n, a in sim._fields().items() if n in fields}
+        default = getattr(sim, "default_field", None) or names[0]
+        return cls(model=sim.model, title=sim.title, scenario=sim.scenario_name,
+                   backend=sim.backend, backend_reason=getattr(sim, "backend_reason", ""),
+                   dtype=sim.dtype, kernel=sim.kernel, params=dict(sim.params), mesh=sim.mesh,
+                   fields=fields, shapes=shapes, default_field=default,
+                   surfaces=tuple(s for s in getattr(sim, "surfaces", ()) if s in fields),
+                   settable=tuple(sim.settable_fields()), cells_per_step=int(sim.work()[0]),
+                   generation=generation)
+
+    @property
+    def kind(self) -> str:
+        return mesh_kind(self.mesh)
+
+
+def mesh_kind(mesh) -> str:
+    kind = getattr(mesh, "kind", None)
+    if kind:
+        return kind
+    if hasattr(mesh, "cells") and hasattr(mesh, "points"):
+        return "triangles"
+    return "grid2d" if hasattr(mesh, "y") else "grid1d"
+
+
+@dataclass
+class Frame:
+    """Host copies of some fields at one instant. `release` hands pinned buffers back."""
+
+    fields: dict[str, np.ndarray]
+    t: float
+    steps: int
+    generation: int
+    transfer_s: float = 0.0
+    kernel_s: float = 0.0
+    seq: int = 0
+    release: Callable[[], None] | None = field(default=None, repr=False)
+
+    def done(self) -> None:
+        if self.release is not None:
+            self.release()
+            self.release = None
+
+
+class Mailbox:
+    """One slot holding the newest frame. `put` replaces an unread frame (counted as dropped)
+    and never blocks; `take` returns the newest unread frame or None."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._frame: Frame | None = None
+        self._seq = 0
+        self.dropped = 0
+        self._taken = threading.Event()
+        self._taken.set()
+
+    def put(self, frame: Frame) -> None:
+        with self._lock:
+            old, self._frame = self._frame, frame
+            self._seq += 1
+            frame.seq = self._seq
+            self._taken.clear()
+            if old is not None:
+                self.dropped += 1
+        if old is not None:
+            old.done()
+
+    def take(self) -> Frame | None:
+        with self._lock:
+            f, self._frame = self._frame, None
+            self._taken.set()
+        return f
+
+    def wait_taken(self, timeout: float) -> bool:
+        """True once the last frame put has been taken (for lock-step recording)."""
+        return self._taken.wait(timeout)
+
+    def clear(self) -> None:
+        f = self.take()
+        if f is not None:
+            f.done()

@@ -1,0 +1,518 @@
+"""The main window (SPEC §5): model, scenario, backend and dtype selectors, the parameter panel,
+a VisPy canvas with the view for the mesh kind, run/pause/step/reset and steps per frame,
+colormap and range, loading (mesh, initial condition), exports, and the profiler.
+
+The GUI thread never calls into the Simulation: it sends commands to the SolverWorker and draws
+the newest frame from its mailbox. Every error lands in the status bar.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QDoubleValidator
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QGroupBox,
+                               QHBoxLayout, QLabel, QLineEdit, QMainWindow, QPushButton,
+                               QScrollArea, QSpinBox, QToolBar, QVBoxLayout, QWidget)
+from vispy import scene
+
+import solvers
+from solvers import ParameterError
+
+from .views import COLORMAPS, RANGE_MODES, ColorScale, make_view, view_modes
+from .views.base import BACKGROUND
+from .widgets.params import ParamPanel
+from .widgets.profiler import ProfilerPanel
+from .worker import SolverWorker
+
+CANVAS_SIZE = (832, 640)  # divisible by 16 (video frames)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, backend: str = "auto", dtype: str = "float64"):
+        super().__init__()
+        self.setWindowTitle("pdestudio")
+        self.info = None
+        self.view = None
+        self.field = None
+        self.scale = ColorScale()
+        self.recorder = None
+        self.record_every = 1
+        self._recorded = 0
+        self.last_message = ("", False)
+        self.frames_shown = 0
+        self._shown_t0, self._shown_n = time.perf_counter(), 0
+        self._draw_t0 = None
+        self._prep_s = 0.0
+        self.canvas = scene.SceneCanvas(keys=None, size=CANVAS_SIZE, bgcolor=BACKGROUND,
+                                        show=False)
+        self.canvas.events.draw.connect(self._draw_start, position="first")
+        self.canvas.events.draw.connect(self._draw_end, position="last")
+        self.setCentralWidget(self.canvas.native)
+        self._build_model_dock(backend, dtype)
+        self._build_toolbar()
+        self.profiler = ProfilerPanel()
+        self.profiler.measure.connect(lambda: self.worker.submit("speedup"))
+        dock = QDockWidget("Profiler", self)
+        dock.setWidget(self.profiler)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.worker = SolverWorker()
+        self.worker.created.connect(self._on_created)
+        self.worker.frame_ready.connect(self._on_frame)
+        self.worker.message.connect(self.show_message)
+        self.worker.running_changed.connect(self._on_running)
+        self.worker.stats.connect(self._on_stats)
+        self.worker.speedup.connect(self.profiler.show_speedup)
+        self.worker.start()
+
+    # ---- layout ---------------------------------------------------------------------------
+    def _build_model_dock(self, backend, dtype):
+        w = QWidget()
+        lay = QVBoxLayout(w)
+        self.model_box = QComboBox()
+        for m in solvers.available_models():
+            self.model_box.addItem(m, m)
+        self.scenario_box = QComboBox()
+        self.backend_box = QComboBox()
+        self.backend_box.addItems(["auto", "numpy", "cupy"])
+        self.backend_box.setCurrentText(backend)
+        self.dtype_box = QComboBox()
+        self.dtype_box.addItems(["float64", "float32"])
+        self.dtype_box.setCurrentText(dtype)
+        for label, box in (("model", self.model_box), ("scenario", self.scenario_box),
+                           ("backend", self.backend_box), ("dtype", self.dtype_box)):
+            row = QHBoxLayout()
+            lab = QLabel(label)
+            lab.setMinimumWidth(60)
+            row.addWidget(lab)
+            row.addWidget(box, 1)
+            lay.addLayout(row)
+        self.model_box.activated.connect(lambda i: self.open_model(self.model_box.itemData(i)))
+        self.scenario_box.activated.connect(
+            lambda i: self.open_model(self.model, self.scenario_box.itemData(i)))
+        self.backend_box.activated.connect(lambda i: self.reset())
+        self.dtype_box.activated.connect(lambda i: self.reset())
+        self.panel = ParamPanel()
+        self.panel.changed.connect(self._param_changed)
+        self.panel.rejected.connect(lambda n, why: self.show_message(why, True))
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.panel)
+        lay.addWidget(QLabel("parameters: (live) ones apply while running,\nthe others on Reset"))
+        lay.addWidget(scroll, 1)
+        box = QGroupBox("load")
+        bl = QVBoxLayout(box)
+        self.mesh_button = QPushButton("Load mesh…")
+        self.mesh_button.clicked.connect(self._choose_mesh)
+        bl.addWidget(self.mesh_button)
+        row = QHBoxLayout()
+        self.init_field = QComboBox()
+        self.init_source = QLineEdit()
+        self.init_source.setPlaceholderText("formula:exp(-r**2)  or a file")
+        self.init_source.setToolTip("formula:EXPR in x, y, z, r, t (numbers, + - * / **, "
+                                    "sin, exp, where, ...), a .npy/.npz file, or a grayscale "
+                                    "image (file.png@lo,hi maps black..white to lo..hi)")
+        self.init_source.returnPressed.connect(self._apply_init)
+        pick = QPushButton("…")
+        pick.setMaximumWidth(28)
+        pick.clicked.connect(self._choose_init)
+        row.addWidget(self.init_field)
+        row.addWidget(self.init_source, 1)
+        row.addWidget(pick)
+        bl.addLayout(row)
+        apply = QPushButton("Set initial condition")
+        apply.clicked.connect(self._apply_init)
+        bl.addWidget(apply)
+        lay.addWidget(box)
+        dock = QDockWidget("Model", self)
+        dock.setWidget(w)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+
+    def _build_toolbar(self):
+        tb = QToolBar("controls")
+        tb.setMovable(False)
+        self.addToolBar(tb)
+        self.run_action = QAction("Run", self, checkable=True)
+        self.run_action.toggled.connect(lambda on: self.worker.submit("run", on))
+        tb.addAction(self.run_action)
+        tb.addAction("Step", lambda: self.worker.submit("step", 1))
+        self.reset_action = tb.addAction("Reset", self.reset)
+        self.reset_action.setToolTip("Rebuild the simulation with the panel's parameters")
+        tb.addWidget(QLabel(" steps/frame "))
+        self.spf = QSpinBox()
+        self.spf.setRange(0, 10_000_000)
+        self.spf.setSpecialValueText("auto")
+        self.spf.setToolTip("Solver steps between two frames (auto: as many as fit in 1/40 s)")
+        self.spf.valueChanged.connect(lambda n: self.worker.submit("steps_per_frame", n))
+        tb.addWidget(self.spf)
+        tb.addSeparator()
+        self.field_box = QComboBox()
+        self.field_box.activated.connect(lambda i: self.set_field(self.field_box.itemData(i)))
+        tb.addWidget(self.field_box)
+        self.mode_box = QComboBox()
+        self.mode_box.activated.connect(lambda i: self._rebuild_view())
+        tb.addWidget(self.mode_box)
+        self.cmap_box = QComboBox()
+        self.cmap_box.addItems(COLORMAPS)
+        self.cmap_box.activated.connect(lambda i: self.set_scale(cmap=self.cmap_box.currentText()))
+        tb.addWidget(self.cmap_box)
+        self.range_box = QComboBox()
+        self.range_box.addItems(RANGE_MODES)
+        self.range_box.activated.connect(lambda i: self.set_scale(mode=self.range_box.currentText()))
+        tb.addWidget(self.range_box)
+        self.lo_edit, self.hi_edit = QLineEdit("0"), QLineEdit("1")
+        for e in (self.lo_edit, self.hi_edit):
+            e.setValidator(QDoubleValidator())
+            e.setMaximumWidth(70)
+            e.editingFinished.connect(self._range_edited)
+            tb.addWidget(e)
+        tb.addAction("Reset camera", self.reset_camera)
+        tb.addSeparator()
+        tb.addAction("PNG…", lambda: self._save_dialog("PNG image (*.png)", self.export_png))
+        self.record_action = QAction("Record…", self, checkable=True)
+        self.record_action.toggled.connect(self._record_toggled)
+        tb.addAction(self.record_action)
+        tb.addWidget(QLabel(" every "))
+        self.every_box = QSpinBox()
+        self.every_box.setRange(1, 10000)
+        self.every_box.setToolTip("Record every k-th frame")
+        tb.addWidget(self.every_box)
+        tb.addAction("Data…", lambda: self._save_dialog("Field data (*.vtu *.npz)",
+                                                        self.export_data))
+
+    # ---- model and setup ------------------------------------------------------------------
+    @property
+    def model(self) -> str | None:
+        return self.model_box.currentData()
+
+    def open_model(self, model: str, scenario: str | None = None, params: dict | None = None):
+        """Select `model` (and scenario), rebuild the panel, and set it up in the worker."""
+        try:
+            self.schema = solvers.describe(model)
+        except ParameterError as e:
+            self.show_message(str(e), True)
+            return
+        self.model_box.setCurrentIndex(self.model_box.findData(model))
+        names = [s["name"] for s in self.schema["scenarios"]]
+        scenario = scenario if scenario in names else names[0]
+        self.scenario_box.clear()
+        for s in self.schema["scenarios"]:
+            self.scenario_box.addItem(s["name"], s["name"])
+            self.scenario_box.setItemData(self.scenario_box.count() - 1, s["help"],
+                                          Qt.ItemDataRole.ToolTipRole)
+        self.scenario_box.setCurrentIndex(names.index(scenario))
+        self.panel.build(self.schema, scenario, params)
+        has_mesh = "mesh" in self.panel.params
+        self.mesh_button.setEnabled(has_mesh)
+        self.mesh_button.setToolTip("Load a surface mesh (OBJ, PLY, STL, OFF, VTK/VTU, Gmsh)"
+                                    if has_mesh else f"{model} does not take a mesh file")
+        self.reset()
+
+    def reset(self, note: str = ""):
+        """(Re)create the simulation from the panel; the current one stays if that fails."""
+        if self.model is None:
+            return
+        self.profiler.reset_speedup()
+        self.reset_action.setText("Reset")
+        self.worker.submit("setup", self.model, self.scenario_box.currentData(),
+                           self.panel.values(), self.backend_box.currentText(),
+                           self.dtype_box.currentText(), note)
+
+    def _param_changed(self, name, value, live):
+        if live and self.info is not None:
+            self.worker.submit("live", name, value)
+        else:
+            self.reset_action.setText("Reset *")
+            self.show_message(f"{name} = {value!r} takes effect on Reset (not a live parameter)",
+                              False)
+
+    def load_mesh(self, path: str):
+        if "mesh" not in self.panel.params:
+            self.show_message(f"{self.model} does not take a mesh file", True)
+            return
+        if not Path(path).is_file():
+            self.show_message(f"mesh file '{path}' does not exist", True)
+            return
+        values = dict(self.panel.values(), mesh=str(path))
+        sc = self.scenario_box.currentData()
+        if "file" in [self.scenario_box.itemData(i) for i in range(self.scenario_box.count())]:
+            sc = "file"
+        self.worker.submit("setup", self.model, sc, values, self.backend_box.currentText(),
+                           self.dtype_box.currentText(), f", mesh {Path(path).name}")
+        self._pending_mesh = (sc, str(path))
+
+    def apply_initial(self, field: str, source: str):
+        self.worker.submit("init", field, source)
+
+    def _choose_mesh(self):
+        path, _ = QFileDialog.getOpenFileName(self, "Load mesh", "", "Meshes (*.obj *.ply *.stl "
+                                              "*.off *.vtk *.vtu *.msh);;All files (*)")
+        if path:
+            self.load_mesh(path)
+
+    def _choose_init(self):
+        path, _ = QFileDialog.getOpenFileName(self, "Initial condition", "", "Arrays and images "
+                                              "(*.npy *.npz *.png *.jpg *.jpeg *.tif *.bmp);;"
+                                              "All files (*)")
+        if path:
+            self.init_source.setText(path)
+
+    def _apply_init(self):
+        field, source = self.init_field.currentData(), self.init_source.text().strip()
+        if field is None or not source:
+            self.show_message("choose a field and a source (formula:EXPR or a file)", True)
+            return
+        self.apply_initial(field, source)
+
+    # ---- worker signals -------------------------------------------------------------------
+    def _on_created(self, info):
+        pending = getattr(self, "_pending_mesh", None)
+        if pending and info.params.get("mesh") == pending[1]:
+            self.panel.set_value("mesh", pending[1])
+            i = self.scenario_box.findData(pending[0])
+            if i >= 0:
+                self.scenario_box.setCurrentIndex(i)
+        self._pending_mesh = None
+        self.info = info
+        self.field_box.clear()
+        for name, fi in info.fields.items():
+            self.field_box.addItem(name, name)
+            self.field_box.setItemData(self.field_box.count() - 1, fi.get("help", ""),
+                                       Qt.ItemDataRole.ToolTipRole)
+        self.init_field.clear()
+        for name in info.settable:
+            self.init_field.addItem(name, name)
+        modes = view_modes(info.kind)
+        cur = self.mode_box.currentText()
+        self.mode_box.clear()
+        self.mode_box.addItems(modes)
+        if cur in modes:
+            self.mode_box.setCurrentText(cur)
+        self.mode_box.setEnabled(len(modes) > 1)
+        self.field = info.default_field if self.field not in info.fields else self.field
+        self.field_box.setCurrentIndex(self.field_box.findData(self.field))
+        self._field_range()
+        self._rebuild_view()
+
+    def _rebuild_view(self):
+        if self.info is None:
+            return
+        if self.view is not None:
+            self.view.remove()
+        self.view = make_view(self.canvas, self.info, self.mode_box.currentText())
+        self.worker.submit("want", self.info.generation, self.view.needed(self.field))
+
+    def set_field(self, name: str):
+        if self.info is None or name not in self.info.fields:
+            return
+        self.field = name
+        self.field_box.setCurrentIndex(self.field_box.findData(name))
+        self._field_range()
+        self.worker.submit("want", self.info.generation, self.view.needed(name))
+
+    def _field_range(self):
+        rng = self.info.fields[self.field].get("range")
+        if rng:
+            self.lo_edit.setText(f"{rng[0]:g}")
+            self.hi_edit.setText(f"{rng[1]:g}")
+            self.scale.lo, self.scale.hi = float(rng[0]), float(rng[1])
+
+    def _on_frame(self):
+        frame = self.worker.mailbox.take()
+        if frame is None:
+            return
+        try:
+            if self.info is None or frame.generation != self.info.generation \
+                    or self.field not in frame.fields:
+                return
+            t0 = time.perf_counter()
+            self.view.set_frame(frame, self.field, self.scale)
+            self._prep_s = time.perf_counter() - t0
+            self.last_frame = (frame.t, frame.steps)
+        finally:
+            frame.done()
+        self.canvas.update()
+        self.frames_shown += 1
+        self._shown_n += 1
+        if self.recorder is not None:
+            if self._recorded % self.record_every == 0:
+                self.recorder.add_image(self.canvas.render(alpha=False))
+            self._recorded += 1
+
+    def _draw_start(self, event):
+        self._draw_t0 = time.perf_counter()
+
+    def _draw_end(self, event):
+        if self._draw_t0 is not None:
+            self.profiler.values["draw_ms"] = 1e3 * (time.perf_counter() - self._draw_t0
+                                                     + self._prep_s)
+
+    def _on_stats(self, s: dict):
+        now = time.perf_counter()
+        s = dict(s)
+        s["shown_per_s"] = self._shown_n / max(now - self._shown_t0, 1e-9)
+        self._shown_t0, self._shown_n = now, 0
+        self.profiler.update_stats(s)
+
+    def _on_running(self, on: bool):
+        self.run_action.blockSignals(True)
+        self.run_action.setChecked(on)
+        self.run_action.setText("Pause" if on else "Run")
+        self.run_action.blockSignals(False)
+
+    def show_message(self, text: str, error: bool = False):
+        self.last_message = (text, error)
+        self.statusBar().setStyleSheet("QStatusBar { color: #ff8080; }" if error else "")
+        self.statusBar().showMessage(("error: " if error else "") + text)
+
+    # ---- colours and camera ---------------------------------------------------------------
+    def set_scale(self, cmap: str | None = None, mode: str | None = None, lo=None, hi=None):
+        if cmap is not None:
+            self.scale.cmap = cmap
+            self.cmap_box.setCurrentText(cmap)
+        if mode is not None:
+            self.scale.mode = mode
+            self.range_box.setCurrentText(mode)
+        if lo is not None and hi is not None:
+            if not float(hi) > float(lo):
+                self.show_message(f"colour range {lo}..{hi} is empty; allowed: lo < hi", True)
+                return
+            self.scale.lo, self.scale.hi = float(lo), float(hi)
+            self.lo_edit.setText(f"{float(lo):g}")
+            self.hi_edit.setText(f"{float(hi):g}")
+        self.worker.submit("want", self.info.generation if self.info else -1,
+                           self.view.needed(self.field) if self.view else [])
+
+    def _range_edited(self):
+        try:
+            self.set_scale(lo=float(self.lo_edit.text()), hi=float(self.hi_edit.text()))
+        except ValueError:
+            self.show_message("colour range: lo and hi must be numbers", True)
+
+    def reset_camera(self):
+        if self.view is not None:
+            self.view.reset_camera()
+            self.canvas.update()
+
+    # ---- exports --------------------------------------------------------------------------
+    def _save_dialog(self, filt: str, action):
+        path, _ = QFileDialog.getSaveFileName(self, "Export", "", filt)
+        if path:
+            action(path)
+
+    def export_png(self, path: str):
+        from .export import write_png
+        write_png(path, self.canvas.render(alpha=False))
+        self.show_message(f"wrote {path}")
+
+    def export_data(self, path: str):
+        if Path(path).suffix.lower() not in (".npz", ".vtu"):
+            self.show_message(f"'{path}': allowed data formats: .npz, .vtu", True)
+            return
+        self.worker.submit("export_data", path)
+
+    def start_recording(self, path: str, every: int | None = None):
+        from .export import VideoRecorder
+        try:
+            self.recorder = VideoRecorder(path, fps=25)
+        except (ParameterError, OSError) as e:
+            self.show_message(str(e), True)
+            return False
+        self.record_every = every or self.every_box.value()
+        self._recorded = 0
+        self.worker.submit("lockstep", True)
+        self.record_action.blockSignals(True)
+        self.record_action.setChecked(True)
+        self.record_action.setText("Stop recording")
+        self.record_action.blockSignals(False)
+        self.show_message(f"recording every {self.record_every}. frame to {path}")
+        return True
+
+    def stop_recording(self):
+        self.worker.submit("lockstep", False)
+        rec, self.recorder = self.recorder, None
+        self.record_action.blockSignals(True)
+        self.record_action.setChecked(False)
+        self.record_action.setText("Record…")
+        self.record_action.blockSignals(False)
+        if rec is not None:
+            rec.close()
+            self.show_message(f"wrote {rec.path} ({rec.frames} frames)")
+
+    def _record_toggled(self, on: bool):
+        if on:
+            path, _ = QFileDialog.getSaveFileName(self, "Record", "", "Video (*.mp4 *.gif)")
+            if not path or not self.start_recording(path):
+                self.record_action.blockSignals(True)
+                self.record_action.setChecked(False)
+                self.record_action.blockSignals(False)
+        else:
+            self.stop_recording()
+
+    def closeEvent(self, event):
+        if self.recorder is not None:
+            self.stop_recording()
+        self.worker.stop()
+        super().closeEvent(event)
+
+
+def _validate(model, scenario, params):
+    """Bad command-line input raises ParameterError before any window opens (exit code 2)."""
+    from solvers.core.params import validate_all
+    from solvers.core.registry import model_class
+    model = model or solvers.available_models()[0]
+    cls = model_class(model)
+    sc = cls.scenario(scenario)
+    p = validate_all(cls.schema(sc.name), params or {}, model)
+    cls._check_params(p)
+    return model, sc.name
+
+
+def launch(model=None, scenario=None, params=None, backend="auto", dtype="float64",
+           run_for=None, screenshot=None) -> int:
+    """Open the window (`pdestudio [--model M ...]`). With `run_for` seconds: run that long
+    after the simulation is set up, save a screenshot of the window if asked, and exit."""
+    model, scenario = _validate(model, scenario, params)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    win = MainWindow(backend=backend, dtype=dtype or "float64")
+    sys.excepthook = lambda t, e, tb: win.show_message(f"{t.__name__}: {e}", True)
+    win.resize(1400, 860)
+    win.show()
+    state = {"code": 0, "started": False}
+    if screenshot and run_for is None:
+        run_for = 2.0
+
+    def started(info):
+        if state["started"]:
+            return
+        state["started"] = True
+        win.worker.submit("run", True)
+        if run_for is not None:
+            QTimer.singleShot(int(1000 * run_for), finish)
+
+    def finish():
+        win.worker.submit("run", False)
+        QTimer.singleShot(300, shoot)
+
+    def shoot():
+        if screenshot:
+            win.grab().save(str(screenshot))
+            print(f"wrote {screenshot}", file=sys.stderr)
+        win.close()
+        app.exit(state["code"])
+
+    def failed(text, error):
+        if error and not state["started"] and run_for is not None:
+            print(f"pdestudio: error: {text}", file=sys.stderr)
+            state["code"] = 2
+            win.close()
+            app.exit(2)
+
+    win.worker.created.connect(started)
+    win.worker.message.connect(failed)
+    win.open_model(model, scenario, params)
+    return app.exec()
