@@ -1,3 +1,3 @@
-"""One-dimensional explicit PDEs of seed 003 (Magee & Niemeyer): heat, with classic GPU kernels;
-Kuramoto–Sivashinsky, Euler and the swept decomposition build on the same layout."""
-from . import heat  # noqa: F401  (registers heat-1d)
+"""One-dimensional explicit PDEs of seed 003 (Magee & Niemeyer): heat, Kuramoto–Sivashinsky and
+Euler (Sod), each with classic, classic-graph and swept GPU kernels (`method`)."""
+from . import euler, heat, ks  # noqa: F401  (register heat-1d, ks-1d, euler-1d)

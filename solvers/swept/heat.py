@@ -1,10 +1,11 @@
-"""heat-1d: T_t = α T_xx on a rod with insulated ends (seed 003, SPEC §4).
+"""heat-1d: T_t = α T_xx on a rod with insulated ends (seed 003 Appendix B, SPEC §4).
 
-Forward Euler in time, central differences in space:
+Forward Euler in time, central differences in space (the paper's eq. (4)):
     T_i' = Fo (T_{i+1} + T_{i−1}) + (1 − 2 Fo) T_i,   Fo = α Δt / Δx² ≤ ½,
-with mirrored ghost nodes T_{−1} = T_1, T_n = T_{n−2} (zero flux). Nodes x_i = i Δx, Δx = L/(nx−1).
-A cosine mode cos(kπx/L) is an exact eigenvector of the discrete operator: it decays by the factor
-1 − 2 Fo (1 − cos(kπΔx/L)) per step, which the tests use.
+with mirrored ghost nodes T_{−1} = T_1, T_n = T_{n−2} (zero flux, eq. (5)). Nodes x_i = i Δx,
+Δx = L/(nx−1). A cosine mode cos(kπx/L) is an exact eigenvector of the discrete operator: it decays
+by the factor 1 − 2 Fo (1 − cos(kπΔx/L)) per step, which the tests use.
+One tier per step with a three-point stencil: the swept rule's first-order domain of dependence.
 """
 from __future__ import annotations
 
@@ -12,33 +13,35 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.backend import load_kernels
 from ..core.params import Param, Scenario
 from ..core.registry import register
-from ..core.simulation import FieldInfo, Simulation
+from ..core.simulation import FieldInfo
 from ..mesh import Grid1D
+from . import stencil
+from .model import BLOCK, METHOD, SweptSimulation
 
-CU_FILE = Path(__file__).with_name("heat.cu")
-BLOCK = 256
+
+def heat_tier(fo: float):
+    """The update of eq. (4) as a tier on a three-point stencil S = (T_{i−1}, T_i, T_{i+1})."""
+    c = 1 - 2 * fo
+
+    def tier(par, S, b):
+        return fo * (S[0] + S[2]) + c * S[1]
+    return tier
 
 
 def heat_step(u, fo: float, xp):
     """One forward-Euler step of the insulated rod, as array code (the float64 reference, the
     CPU backend and the GPU `array` path)."""
-    v = xp.empty_like(u)
-    c = 1 - 2 * fo
-    v[1:-1] = fo * (u[2:] + u[:-2]) + c * u[1:-1]
-    v[0] = fo * (u[1] + u[1]) + c * u[0]
-    v[-1] = fo * (u[-2] + u[-2]) + c * u[-1]
-    return v
+    return stencil.classic_tier(heat_tier(fo), 0, u[None], u[None], 1, "mirror", None, xp)[0]
 
 
 @register
-class Heat1D(Simulation):
+class Heat1D(SweptSimulation):
     model = "heat-1d"
     title = "Heat equation (1D)"
-    description = ("T_t = α T_xx on an insulated rod: forward Euler, central differences "
-                   "(seed 003, Magee & Niemeyer).")
+    description = ("T_t = α T_xx on an insulated rod: forward Euler, central differences; "
+                   "classic or swept GPU kernels (seed 003, Magee & Niemeyer).")
     parameters = (
         Param("nx", "int", 1024, "Number of grid nodes along the rod.", lo=3, hi=2**28),
         Param("L", "float", 1.0, "Length of the rod.", unit="m", lo=0, lo_open=True),
@@ -51,14 +54,17 @@ class Heat1D(Simulation):
         Param("amplitude", "float", 1.0, "Amplitude of the initial cosine mode.", unit="K"),
         Param("T_mean", "float", 0.0, "Mean temperature (conserved with insulated ends).",
               unit="K"),
-        Param("method", "str", "classic", "GPU kernel strategy: classic (one launch per step).",
-              choices=("classic",)),
+        METHOD,
+        BLOCK,
     )
     scenarios = (Scenario("insulated-rod", "A rod with insulated ends; the initial temperature "
                           "is T_mean + amplitude·cos(kπx/L), which decays exactly as "
                           "exp(−α(kπ/L)² t)."),)
     field_infos = {"T": FieldInfo("node", "K", "temperature")}
-    bench_sizes = (2**12, 2**14, 2**16, 2**18, 2**20, 2**22)
+    default_field = "T"
+    R, NV, tiers_per_step, bc = 1, 1, 1, "mirror"
+    CU_FILE = Path(__file__).with_name("heat.cu")
+    PREFIX = "heat"
 
     def _setup(self) -> None:
         p = self.params
@@ -66,29 +72,23 @@ class Heat1D(Simulation):
         self.mesh = Grid1D(x)
         self.dx = p["L"] / (p["nx"] - 1)
         T0 = p["T_mean"] + p["amplitude"] * np.cos(p["mode"] * np.pi * x / p["L"])
-        self.state["T"] = self.xp.asarray(T0, dtype=self.dtype)
-        self._buf = self.xp.empty_like(self.state["T"])
-        if self.kernel == "fused":
-            self._kernels = load_kernels(CU_FILE, self.dtype, ["heat_step"])
+        self._U = self.xp.asarray(T0[None, :], dtype=self.dtype)
+        self._bind_state()
+        self._setup_buffers()
+
+    def _bind_state(self) -> None:
+        self.state["T"] = self._U[0]
 
     @property
     def dt(self) -> float:
         """The fixed step Δt = Fo Δx² / α."""
         return self.params["Fo"] * self.dx**2 / self.params["alpha_heat"]
 
-    def _step(self, dt_limit):
-        dt = self.dt if dt_limit is None else min(self.dt, dt_limit)
-        fo = dt * self.params["alpha_heat"] / self.dx**2
-        u = self.state["T"]
-        if self.kernel == "fused":
-            n = u.size
-            self._kernels["heat_step"](((n + BLOCK - 1) // BLOCK,), (BLOCK,),
-                                       (u, self._buf, np.int32(n), self.real(fo)))
-            self.state["T"], self._buf = self._buf, u
-        else:
-            self.state["T"] = heat_step(u, fo, self.xp)
-        return dt
+    def _fo(self, dt: float) -> float:
+        return dt * self.params["alpha_heat"] / self.dx**2
 
-    def work(self):
-        n = self.params["nx"]
-        return n, 2 * n * np.dtype(self.dtype).itemsize  # read T once, write T' once
+    def _tier_fn(self, dt):
+        return heat_tier(self._fo(dt))
+
+    def _kernel_args(self, dt):
+        return (self.real(self._fo(dt)),)
