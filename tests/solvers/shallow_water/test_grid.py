@@ -1,0 +1,209 @@
+"""shallow-water on a structured grid (seed 002; SPEC §3.3, §3.5 a, §6): well-balancing, mass
+conservation with walls, radial symmetry, the Stoker dam break and the orders of convergence, bad
+input; on the GPU, the fused and array paths against the NumPy float64 reference."""
+import numpy as np
+import pytest
+
+import solvers
+from solvers import ParameterError
+
+from .exact import cell_average, simple_wave, stoker
+
+
+def make(**kw):
+    return solvers.create("shallow-water", **{"backend": "numpy", **kw})
+
+
+def set_strip(sim, h, q):
+    """A 1D state (functions of x only) on a strip of the 2D grid, over a flat bottom."""
+    ny = len(sim.mesh.y)
+    sim.set_field("H", np.ones((ny, len(h))))
+    sim.set_field("h", np.tile(h, (ny, 1)))
+    sim.set_field("hu", np.tile(q, (ny, 1)))
+    sim.set_field("hv", np.zeros((ny, len(h))))
+
+
+def random_state(sim, seed=5):
+    """A smooth but non-trivial state with flow through every wall cell and a bumpy bottom."""
+    rng = np.random.default_rng(seed)
+    X, Y = np.meshgrid(sim.mesh.x, sim.mesh.y)
+    k = rng.uniform(0.3, 1.0, 6)
+    H = 0.6 + 0.3 * np.sin(k[0] * X) * np.cos(k[1] * Y) + 0.02 * rng.standard_normal(X.shape)
+    h = 1.5 + 0.4 * np.cos(k[2] * X + k[3] * Y) + 0.05 * rng.standard_normal(X.shape)
+    hu = 0.8 * np.sin(k[4] * Y + 1) + 0.2 * rng.standard_normal(X.shape)
+    hv = 0.8 * np.cos(k[5] * X) + 0.2 * rng.standard_normal(X.shape)
+    for name, v in (("H", H), ("h", h), ("hu", hu), ("hv", hv)):
+        sim.set_field(name, v)
+    return {"H": H, "h": h, "hu": hu, "hv": hv}
+
+
+@pytest.mark.parametrize("order", [1, 3])
+def test_lake_at_rest_stays_at_rest_to_round_off(order):
+    sim = make(scenario="lake-at-rest", nx=32, ny=28, order=order)
+    H = sim.fields()["H"]
+    assert H.std() > 0.2 and H.min() < 0, "the bottom is bumpy and rises above the reference"
+    sim.step(40)
+    f = sim.fields()
+    assert np.abs(f["eta"] - 1).max() < 1e-13
+    assert max(np.abs(f["hu"]).max(), np.abs(f["hv"]).max()) < 1e-13
+
+
+@pytest.mark.parametrize("order", [1, 3])
+def test_mass_is_conserved_to_round_off_with_walls(order):
+    sim = make(nx=24, ny=20, order=order)
+    s0 = random_state(sim)
+    m0 = s0["h"].sum()
+    sim.step(60)
+    f = sim.fields()
+    assert abs(f["h"].sum() - m0) < 1e-13 * m0
+    # the walls did act: momentum is not conserved and the wall cells changed
+    assert abs(f["hu"].sum() - s0["hu"].sum()) > 1e-3 * np.abs(s0["hu"]).sum()
+
+
+@pytest.mark.parametrize("order", [1, 3])
+def test_circular_dambreak_stays_radially_symmetric(order):
+    devs = []
+    for nx in (40, 80):
+        sim = make(nx=nx, order=order)
+        sim.advance(0.25)
+        eta = sim.fields()["eta"]
+        # the grid's own symmetries (x ↔ −x, y ↔ −y, x ↔ y) hold to round-off
+        for other in (eta.T, eta[::-1], eta[:, ::-1]):
+            assert np.abs(eta - other).max() < 1e-13
+        # radial symmetry: η at every cell against the profile along the x axis at its radius
+        X, Y = np.meshgrid(sim.mesh.x, sim.mesh.y)
+        r = np.hypot(X, Y)
+        j = nx // 2
+        axis = 0.5 * (eta[j - 1, j:] + eta[j, j:])
+        inside = r < 4
+        devs.append(np.abs(eta[inside] - np.interp(r[inside], np.hypot(sim.mesh.x[j:],
+                                                                          sim.mesh.y[j]), axis)))
+        assert eta.max() - eta.min() > 0.5, "the dam has broken into waves"
+    assert devs[1].mean() < 0.01 * 2, "mean deviation under 1% of the dam's height"
+    assert devs[1].mean() < 0.65 * devs[0].mean(), "and falls on refinement"
+
+
+@pytest.mark.parametrize("order", [1, 3])
+def test_dam_break_strip_matches_stoker_with_error_falling(order):
+    errs = []
+    for nx in (100, 200, 400):
+        sim = make(nx=nx, ny=2, order=order)
+        x = sim.mesh.x
+        set_strip(sim, np.where(x < 0, 2.0, 1.0), 0 * x)
+        sim.advance(0.4)
+        f = sim.fields()
+        assert np.abs(f["hv"]).max() == 0 and np.abs(f["h"] - f["h"][0]).max() == 0, "stays 1D"
+        errs.append(np.abs(f["h"][0] - stoker(x, 0.4, 2.0, 1.0)).mean() * 10)  # L1 on [−5, 5]
+    assert errs[-1] < 0.04
+    rates = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+    assert np.all(rates > 0.6), rates  # first order at best across the shock
+
+
+def test_order_3_converges_faster_on_smooth_data():
+    """A right-going simple wave before it breaks: L1 EOC ≈ 1 for order 1, ≈ 3 for order 3."""
+    h0 = lambda x: 1.0 + 0.1 * np.exp(-((x + 2) / 0.5) ** 2)  # noqa: E731
+    eoc = {}
+    for order in (1, 3):
+        errs = []
+        for nx in (100, 200, 400):
+            sim = make(nx=nx, ny=2, order=order)
+            x, dx = sim.mesh.x, sim.dx
+            set_strip(sim, *cell_average(lambda s: simple_wave(s, 0.0, h0), x, dx))
+            sim.advance(0.3)
+            exact, _ = cell_average(lambda s: simple_wave(s, 0.3, h0), x, dx)
+            errs.append(np.abs(sim.fields()["h"][0] - exact).mean() * 10)
+        eoc[order] = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+        if order == 3:
+            assert errs[-1] < 1e-4
+    assert np.all(np.abs(eoc[1] - 1) < 0.15), eoc
+    assert np.all(eoc[3] > 2.6), eoc
+
+
+def test_bad_input_is_refused_and_state_kept():
+    for bad in (0, -0.1, 1.5):
+        with pytest.raises(ParameterError, match=r"'cfl'.*\(0, 1\]"):
+            make(nx=8, cfl=bad)
+    with pytest.raises(ParameterError, match="'order'.*one of 1, 3"):
+        make(nx=8, order=2)
+    with pytest.raises(ParameterError, match="'geometry'.*'grid'"):
+        make(nx=8, geometry="hexagons")
+    with pytest.raises(ParameterError, match="'ny'"):
+        make(nx=8, ny=1)
+    sim = make(nx=12, ny=10)
+    sim.step(2)
+    before = {k: v.copy() for k, v in sim.fields().items()}
+    h = before["h"].copy()
+    for low in (0.0, -1.0):
+        h[3, 4] = low
+        with pytest.raises(ParameterError, match=r"'h'.*h > 0.*dry cells are out of scope"):
+            sim.set_field("h", h)
+    with pytest.raises(ParameterError, match="'H'.*shape"):
+        sim.set_field("H", np.ones((12, 10)))  # a bathymetry of the wrong (transposed) shape
+    Hbad = before["H"].copy()
+    Hbad[0, 0] = np.inf
+    with pytest.raises(ParameterError, match="'H'.*non-finite"):
+        sim.set_field("H", Hbad)
+    with pytest.raises(ParameterError, match="'eta'.*derived"):
+        sim.set_field("eta", before["eta"])
+    for k, v in sim.fields().items():
+        np.testing.assert_array_equal(v, before[k], err_msg=k)
+    sim.set_field("H", -before["H"])  # a negative bathymetry is allowed: H is not a depth of water
+    np.testing.assert_array_equal(sim.fields()["h"], before["h"])
+
+
+def test_negative_initial_depth_is_refused_at_set_up(monkeypatch):
+    from solvers.shallow_water import model, scenarios
+    monkeypatch.setitem(model.INITIAL, "lake-at-rest",
+                        lambda x, y: (np.full(np.broadcast(x, y).shape, -2.0),
+                                      scenarios.lake_at_rest(x, y)[1]))
+    with pytest.raises(ParameterError, match="h = η \\+ H.*dry cells are out of scope"):
+        make(nx=8, scenario="lake-at-rest")
+
+
+# ---- GPU: fused and array paths against the NumPy float64 reference -------------------------
+def _pair(order, dtype, kernel):
+    ref = make(nx=37, ny=29, order=order)
+    gpu = solvers.create("shallow-water", backend="cupy", dtype=dtype, kernel=kernel, nx=37,
+                         ny=29, order=order)
+    s = random_state(ref, seed=11)
+    for k, v in s.items():
+        gpu.set_field(k, v)
+    return ref, gpu
+
+
+def _rel_err(ref, gpu):
+    a, b = ref.fields(), gpu.fields()
+    return max(np.abs(a[k] - b[k]).max() / np.abs(a[k]).max() for k in ("h", "hu", "hv"))
+
+
+TOL = {"float64": 1e-12, "float32": 1e-5}
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["fused", "array"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("order", [1, 3])
+def test_gpu_one_step_matches_float64_reference(order, dtype, kernel):
+    ref, gpu = _pair(order, dtype, kernel)
+    ref.step(1)
+    gpu.step(1)
+    assert abs(gpu.t / ref.t - 1) < TOL[dtype], "same-step CFL Δt"
+    assert _rel_err(ref, gpu) < TOL[dtype]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kernel", ["fused", "array"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("order", [1, 3])
+def test_gpu_short_run_matches_float64_reference(order, dtype, kernel):
+    """Ten steps of a fixed size (below the CFL bound) so both runs take the same steps."""
+    ref, gpu = _pair(order, dtype, kernel)
+    probe = make(nx=37, ny=29, order=order)
+    random_state(probe, seed=11)
+    probe.step(1)
+    dt = 0.7 * probe.t
+    for n in range(1, 11):
+        ref.advance(n * dt)
+        gpu.advance(n * dt)
+    assert ref.steps == gpu.steps == 10
+    assert _rel_err(ref, gpu) < TOL[dtype]
