@@ -71,9 +71,10 @@ def test_bench_writes_rows(tmp_path):
     assert main(["bench", "heat-1d", "--sizes", "2^10", "--backends", "numpy",
                  "--dtypes", "float64", "--quick", "--json", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
-    assert len(rows) == 1
-    r = rows[0]
-    assert r["model"] == "heat-1d" and r["size"] == 1024 and r["backend"] == "numpy"
-    assert r["steps"] > 0 and r["steps_per_s"] > 0
-    assert r["cell_updates_per_s"] == pytest.approx(r["steps_per_s"] * 1024)
-    assert r["gbps"] == pytest.approx(r["steps_per_s"] * 2 * 1024 * 8 / 1e9)
+    variants = solvers.core.registry.model_class("heat-1d").bench_variants
+    assert [r["variant"] for r in rows] == [dict(v) for v in variants]
+    for r in rows:
+        assert r["model"] == "heat-1d" and r["size"] == 1024 and r["backend"] == "numpy"
+        assert r["steps"] > 0 and r["steps_per_s"] > 0
+        assert r["cell_updates_per_s"] == pytest.approx(r["steps_per_s"] * 1024)
+        assert r["gbps"] == pytest.approx(r["steps_per_s"] * 2 * 1024 * 8 / 1e9)
