@@ -1,0 +1,446 @@
+// Curvature flows of graphs (seed 000; SPEC §1): fused Runge–Kutta–Merson stage kernels.
+//
+// One kernel per right-hand-side evaluation (stage s = 1..5 of Algorithm 4.1). Each block loads
+// its tile of the stage input  u + Σ a_sm k_m  (the stage combination is fused into the load) into
+// shared memory with a halo of R = 1 (mean curvature) or 2 (Willmore), computes w = Q H on the
+// tile plus a halo of 1 (Willmore; edge Q's are recomputed, never stored), and writes
+// k_s = τ f(t + c_s τ, ·). Stage 5 also forms u_new = u + (k1 + 4k4 + k5)/6 in the other state
+// buffer and the error max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5| (one atomicMax per block); the last block
+// to finish decides acceptance, the next τ and the time on the device (the control block below),
+// so a whole run of attempts can be launched (or replayed as a CUDA graph) without the host.
+//
+// Layout: node (i, j), i = 0..n1 (x), j = 0..n2 (y), at j*(n1+1) + i. Boundary: Dirichlet nodes
+// follow dg/dt (ζ_t for the exact solution, else 0); Neumann nodes copy their inner neighbours,
+// (19)–(20), (24)–(25): every load of a boundary node reads its mirror, and the accepted u_new gets
+// its boundary copies from the last block.
+#include "exact_ops.cuh"
+
+// control block: double ctl[8], int cti[16], unsigned long long err[1], unsigned int count[1]
+#define C_T 0      // time of the accepted state
+#define C_TAU 1    // step the controller proposes (RungeKuttaMerson.tau)
+#define C_TRY 2    // step of the current attempt (proposal clamped to the end time)
+#define C_TEND 3   // end time (when I_HASEND)
+#define C_EPS 4    // tolerance
+#define C_LASTDT 5 // last accepted step
+#define I_ACTIVE 0
+#define I_STEPS 1  // accepted steps in this run
+#define I_TARGET 2 // stop after this many accepted steps
+#define I_CUR 3    // which state buffer holds u
+#define I_FAILED 4 // non-finite error estimate or too many rejections in a row
+#define I_REJ 5    // rejected attempts in this run
+#define I_REJROW 6
+#define I_HASEND 7
+#define I_ATTEMPTS 8
+
+#define BX 32
+#define BY 8
+#define FLAG_NEUMANN 1
+#define FLAG_EXACT 2
+#define MAX_REJECTS 200
+
+static __device__ __forceinline__ int mirror(int g, int n, bool neumann)
+{
+    g = g < 0 ? 0 : (g > n ? n : g);
+    if (neumann) g = (g == 0) ? 1 : ((g == n) ? n - 1 : g);
+    return g;
+}
+
+// Edge gradients (40)–(47), edge Q (36)–(39), node Q (49) and the bracket H (48) of the node at
+// c (pointer into a tile with row stride sw).
+template <typename T>
+__device__ __forceinline__ void node_curvature(const T* c, const int sw, const T h1, const T h2,
+                                               T& Q, T& H)
+{
+    const T p = c[0], pe = c[1], pw = c[-1], pn = c[sw], ps = c[-sw];
+    const T cne = T(0.25) * ((p + pe) + (pn + c[sw + 1]));
+    const T cnw = T(0.25) * ((pw + p) + (c[sw - 1] + pn));
+    const T cse = T(0.25) * ((ps + c[-sw + 1]) + (p + pe));
+    const T csw = T(0.25) * ((c[-sw - 1] + ps) + (pw + p));
+    const T gxE = (pe - p) / h1, gyE = (cne - cse) / h2;
+    const T gxW = (p - pw) / h1, gyW = (cnw - csw) / h2;
+    const T gxN = (cne - cnw) / h1, gyN = (pn - p) / h2;
+    const T gxS = (cse - csw) / h1, gyS = (p - ps) / h2;
+    const T qE = sqrt_t(T(1) + gxE * gxE + gyE * gyE);
+    const T qW = sqrt_t(T(1) + gxW * gxW + gyW * gyW);
+    const T qN = sqrt_t(T(1) + gxN * gxN + gyN * gyN);
+    const T qS = sqrt_t(T(1) + gxS * gxS + gyS * gyS);
+    H = (gxE / qE - gxW / qW) / h1 + (gyN / qN - gyS / qS) / h2;
+    Q = T(0.25) * ((qE + qW) + (qN + qS));
+}
+
+// Flux of (1/Q) P ∇w − ½ (w²/Q³) ∇φ through an edge in its normal direction m (0: x, 1: y).
+template <typename T>
+__device__ __forceinline__ T edge_flux(const T gx, const T gy, const T wx, const T wy, const T we,
+                                       const int m)
+{
+    const T iq = T(1) / sqrt_t(T(1) + gx * gx + gy * gy);
+    const T iq3 = iq * iq * iq;
+    if (m == 0)
+        return (iq - gx * gx * iq3) * wx - gx * gy * iq3 * wy - T(0.5) * we * we * iq3 * gx;
+    return -gx * gy * iq3 * wx + (iq - gy * gy * iq3) * wy - T(0.5) * we * we * iq3 * gy;
+}
+
+// −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ), scheme (21) with the sign of SPEC §1.1, at the node at c
+// (φ tile, stride sw) whose w is at cw (w tile, stride ww).
+template <typename T>
+__device__ __forceinline__ T willmore_node(const T* c, const int sw, const T* cw, const int ww,
+                                           const T h1, const T h2)
+{
+    const T p = c[0], pe = c[1], pw = c[-1], pn = c[sw], ps = c[-sw];
+    const T cne = T(0.25) * ((p + pe) + (pn + c[sw + 1]));
+    const T cnw = T(0.25) * ((pw + p) + (c[sw - 1] + pn));
+    const T cse = T(0.25) * ((ps + c[-sw + 1]) + (p + pe));
+    const T csw = T(0.25) * ((c[-sw - 1] + ps) + (pw + p));
+    const T w0 = cw[0], we = cw[1], wwst = cw[-1], wn = cw[ww], wsth = cw[-ww];
+    const T dne = T(0.25) * ((w0 + we) + (wn + cw[ww + 1]));
+    const T dnw = T(0.25) * ((wwst + w0) + (cw[ww - 1] + wn));
+    const T dse = T(0.25) * ((wsth + cw[-ww + 1]) + (w0 + we));
+    const T dsw = T(0.25) * ((cw[-ww - 1] + wsth) + (wwst + w0));
+    const T gxE = (pe - p) / h1, gyE = (cne - cse) / h2;
+    const T gxW = (p - pw) / h1, gyW = (cnw - csw) / h2;
+    const T gxN = (cne - cnw) / h1, gyN = (pn - p) / h2;
+    const T gxS = (cse - csw) / h1, gyS = (p - ps) / h2;
+    const T qE = sqrt_t(T(1) + gxE * gxE + gyE * gyE);
+    const T qW = sqrt_t(T(1) + gxW * gxW + gyW * gyW);
+    const T qN = sqrt_t(T(1) + gxN * gxN + gyN * gyN);
+    const T qS = sqrt_t(T(1) + gxS * gxS + gyS * gyS);
+    const T Q = T(0.25) * ((qE + qW) + (qN + qS));
+    const T fE = edge_flux(gxE, gyE, (we - w0) / h1, (dne - dse) / h2, T(0.5) * (we + w0), 0);
+    const T fW = edge_flux(gxW, gyW, (w0 - wwst) / h1, (dnw - dsw) / h2, T(0.5) * (w0 + wwst), 0);
+    const T fN = edge_flux(gxN, gyN, (dne - dnw) / h1, (wn - w0) / h2, T(0.5) * (wn + w0), 1);
+    const T fS = edge_flux(gxS, gyS, (dse - dsw) / h1, (w0 - wsth) / h2, T(0.5) * (w0 + wsth), 1);
+    return -Q * ((fE - fW) / h1 + (fN - fS) / h2);
+}
+
+// The derivatives p_ab = c X^(a)(x_i) Y^(b)(y_j) of the exact solution from the 1D tables.
+#define P(a, b) (cz * (tx[(a) * nx1 + i] * ty[(b) * ny1 + j]))
+
+template <typename T>
+__device__ __forceinline__ T exact_w(const T* tx, const T* ty, int nx1, int ny1, int i, int j,
+                                     const T cz)
+{
+    return mean_curvature_op<T>(P(1, 0), P(0, 1), P(2, 0), P(1, 1), P(0, 2));
+}
+
+template <typename T, bool WILLMORE>
+__device__ __forceinline__ T exact_forcing(const T* tx, const T* ty, int nx1, int ny1, int i,
+                                           int j, const T cz, const T zt)
+{
+    const T d00 = tx[i] * ty[j];
+    T op;
+    if (WILLMORE)
+        op = willmore_op<T>(P(1, 0), P(0, 1), P(2, 0), P(1, 1), P(0, 2), P(3, 0), P(2, 1),
+                            P(1, 2), P(0, 3), P(4, 0), P(3, 1), P(2, 2), P(1, 3), P(0, 4));
+    else
+        op = mean_curvature_op<T>(P(1, 0), P(0, 1), P(2, 0), P(1, 1), P(0, 2));
+    return zt * d00 - op;
+}
+#undef P
+
+// The stage input u + Σ a_sm k_m of Algorithm 4.1 (the same operations as RungeKuttaMerson).
+template <typename T>
+__device__ __forceinline__ T stage_input(const int stage, const T* u, const T* k1, const T* k2,
+                                         const T* k3, const T* k4, const int g)
+{
+    switch (stage) {
+    case 1: return u[g];
+    case 2: return u[g] + k1[g] / T(3);
+    case 3: return u[g] + (k1[g] + k2[g]) / T(6);
+    case 4: return u[g] + k1[g] / T(8) + T(0.375) * k3[g];
+    default: return u[g] + T(0.5) * k1[g] - T(1.5) * k3[g] + T(2) * k4[g];
+    }
+}
+
+// The last block of stage 5: accept or reject, the next τ (SPEC §1.3), the time, and the Neumann
+// copies of the accepted state's boundary.
+template <typename T>
+__device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned int* count,
+                       const T* u, T* un, const int n1, const int n2, const bool neumann)
+{
+    __shared__ int accepted;
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    if (tid == 0) {
+        const double e = __longlong_as_double((long long)atomicAdd(err, 0ull)) / 3.0;
+        *err = 0ull;
+        *count = 0u;
+        cti[I_ATTEMPTS] += 1;
+        const double tau = ctl[C_TRY], prop = ctl[C_TAU], eps = ctl[C_EPS];
+        const bool clamped = tau < prop;
+        const bool has_end = cti[I_HASEND] != 0;
+        const double t_end = ctl[C_TEND];
+        accepted = 0;
+        if (!isfinite(e)) {
+            cti[I_FAILED] = 1;
+            cti[I_ACTIVE] = 0;
+        } else {
+            const double growth = (e == 0.0) ? 5.0 : fmin(5.0, 0.8 * pow(eps / e, 0.2));
+            const double nt = tau * growth;
+            if (e < eps) {
+                accepted = 1;
+                const double t = ctl[C_T];
+                ctl[C_T] = (has_end && tau >= (t_end - t) * (1 - 1e-12)) ? t_end : t + tau;
+                ctl[C_TAU] = clamped ? fmax(nt, prop) : nt;
+                ctl[C_LASTDT] = tau;
+                cti[I_STEPS] += 1;
+                cti[I_REJROW] = 0;
+            } else {
+                ctl[C_TAU] = nt;
+                cti[I_REJ] += 1;
+                if (++cti[I_REJROW] >= MAX_REJECTS) {
+                    cti[I_FAILED] = 1;
+                    cti[I_ACTIVE] = 0;
+                }
+            }
+            if (cti[I_ACTIVE]) {
+                const double t = ctl[C_T];
+                const bool landed = has_end && t_end - t <= 1e-13 * fmax(1.0, fabs(t_end));
+                if (cti[I_STEPS] >= cti[I_TARGET] || landed)
+                    cti[I_ACTIVE] = 0;
+                else
+                    ctl[C_TRY] = has_end ? fmin(ctl[C_TAU], t_end - t) : ctl[C_TAU];
+            }
+        }
+    }
+    __syncthreads();
+    if (accepted && neumann) {
+        // u_new[b] = u_new[m] + (u[b] − u[m]): the copy of (19)–(20) (a NaN in u[b] is kept)
+        const int nx1 = n1 + 1, nb = 2 * (n1 + 1) + 2 * (n2 - 1);
+        for (int q = tid; q < nb; q += blockDim.x * blockDim.y) {
+            int i, j;
+            if (q < nx1) { i = q; j = 0; }
+            else if (q < 2 * nx1) { i = q - nx1; j = n2; }
+            else { const int r = q - 2 * nx1; j = 1 + (r >> 1); i = (r & 1) ? n1 : 0; }
+            const int b = j * nx1 + i;
+            const int m = mirror(j, n2, true) * nx1 + mirror(i, n1, true);
+            un[b] = __ldcg(un + m) + (u[b] - u[m]);
+        }
+    }
+    if (tid == 0 && accepted) cti[I_CUR] ^= 1;
+}
+
+template <typename T, bool WILLMORE>
+__device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4,
+                          const T* __restrict__ tx, const T* __restrict__ ty, double* ctl,
+                          int* cti, unsigned long long* err, unsigned int* count, const int n1,
+                          const int n2, const T h1, const T h2, const T F, const int flags)
+{
+    constexpr int R = WILLMORE ? 2 : 1;
+    constexpr int SW = BX + 2 * R, SH = BY + 2 * R;  // φ tile
+    constexpr int WW = BX + 2, WH = BY + 2;          // w tile (Willmore)
+    __shared__ T s[SH * SW];
+    __shared__ T sw[WILLMORE ? WH * WW : 1];
+    __shared__ unsigned long long red[BX * BY / 32];
+
+    if (!cti[I_ACTIVE]) return;  // uniform: the run is over (or failed)
+    const bool neumann = flags & FLAG_NEUMANN, exact = flags & FLAG_EXACT;
+    const int cur = cti[I_CUR];
+    const T* u = cur ? u1 : u0;
+    T* un = cur ? u0 : u1;
+    const double tau = ctl[C_TRY];
+    const double cstage = stage == 1 ? 0.0 : (stage == 4 ? tau / 2.0 : (stage == 5 ? tau : tau / 3.0));
+    const double ts = ctl[C_T] + cstage;
+    const double PI = 3.14159265358979323846;
+    const T cz = T(cos(PI * ts)), zt = T(-PI * sin(PI * ts));
+    const int nx1 = n1 + 1, ny1 = n2 + 1;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY;
+    const int tid = threadIdx.y * BX + threadIdx.x;
+
+    // the stage input on the tile and its halo (boundary loads read their Neumann mirrors)
+    for (int q = tid; q < SH * SW; q += BX * BY) {
+        const int ly = q / SW, lx = q - ly * SW;
+        const int g = mirror(j0 + ly - R, n2, neumann) * nx1 + mirror(i0 + lx - R, n1, neumann);
+        s[q] = stage_input(stage, u, k1, k2, k3, k4, g);
+    }
+    __syncthreads();
+    if (WILLMORE) {
+        // w = Q H on the tile plus a halo of 1; boundary: Neumann copy, Dirichlet 0 or w(ζ)
+        for (int q = tid; q < WH * WW; q += BX * BY) {
+            const int ly = q / WW, lx = q - ly * WW;
+            const int gi = i0 + lx - 1, gj = j0 + ly - 1;
+            T w = T(0);
+            if (gi >= 0 && gi <= n1 && gj >= 0 && gj <= n2) {
+                const bool bnd = gi == 0 || gi == n1 || gj == 0 || gj == n2;
+                if (!bnd || neumann) {
+                    const int ci = lx + 1 + (gi == 0) - (gi == n1);  // mirror centre in the φ tile
+                    const int cj = ly + 1 + (gj == 0) - (gj == n2);
+                    if (ci >= 1 && ci <= SW - 2 && cj >= 1 && cj <= SH - 2) {
+                        T Q, H;
+                        node_curvature(s + cj * SW + ci, SW, h1, h2, Q, H);
+                        w = Q * H;
+                    }
+                } else if (exact) {
+                    w = exact_w(tx, ty, nx1, ny1, gi, gj, cz);
+                }
+            }
+            sw[q] = w;
+        }
+        __syncthreads();
+    }
+
+    const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
+    const bool inside = i <= n1 && j <= n2;
+    const bool bnd = i == 0 || i == n1 || j == 0 || j == n2;
+    const int g = j * nx1 + i;
+    bool write = inside && !(bnd && neumann);
+    T f = T(0);
+    if (write) {
+        if (bnd) {
+            f = exact ? zt * (tx[i] * ty[j]) : T(0);  // Dirichlet: dg/dt
+        } else {
+            const T* c = s + (threadIdx.y + R) * SW + threadIdx.x + R;
+            if (WILLMORE) {
+                f = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, h1, h2);
+            } else {
+                T Q, H;
+                node_curvature(c, SW, h1, h2, Q, H);
+                f = Q * H;
+            }
+            if (exact) f = f + exact_forcing<T, WILLMORE>(tx, ty, nx1, ny1, i, j, cz, zt);
+            if (F != T(0)) f = f + F;
+        }
+    }
+    const T k = T(tau) * f;
+    if (stage < 5) {
+        if (write) {
+            T* out = stage == 1 ? k1 : (stage == 2 ? k2 : (stage == 3 ? k3 : k4));
+            out[g] = k;
+        }
+        return;
+    }
+    // stage 5: error estimate and the candidate u_new
+    unsigned long long eb = 0ull;
+    if (write) {
+        const T a1 = k1[g], a3 = k3[g], a4 = k4[g];
+        const T e = T(0.2) * a1 - T(0.9) * a3 + T(0.8) * a4 - T(0.1) * k;
+        eb = (unsigned long long)__double_as_longlong((double)fabs(e));
+        un[g] = u[g] + (a1 + T(4) * a4 + k) / T(6);
+        __threadfence();
+    }
+    // block max of the bit patterns (non-negative doubles order as integers; NaN stays on top)
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long other = __shfl_down_sync(0xffffffffu, eb, o);
+        eb = other > eb ? other : eb;
+    }
+    if ((tid & 31) == 0) red[tid >> 5] = eb;
+    __syncthreads();
+    __shared__ int last;
+    if (tid == 0) {
+        for (int q = 1; q < BX * BY / 32; ++q) eb = red[q] > eb ? red[q] : eb;
+        atomicMax(err, eb);
+        __threadfence();
+        last = atomicAdd(count, 1u) == gridDim.x * gridDim.y - 1;
+    }
+    __syncthreads();
+    if (last) {
+        __threadfence();
+        decide(ctl, cti, err, count, u, un, n1, n2, neumann);
+    }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(BX * BY)
+mc_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __restrict__ tx,
+         const T* __restrict__ ty, double* ctl, int* cti, unsigned long long* err,
+         unsigned int* count, const int n1, const int n2, const T h1, const T h2, const T F,
+         const int flags)
+{
+    rkm_stage<T, false>(stage, u0, u1, k1, k2, k3, k4, tx, ty, ctl, cti, err, count, n1, n2, h1,
+                        h2, F, flags);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(BX * BY)
+wm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __restrict__ tx,
+         const T* __restrict__ ty, double* ctl, int* cti, unsigned long long* err,
+         unsigned int* count, const int n1, const int n2, const T h1, const T h2, const T F,
+         const int flags)
+{
+    rkm_stage<T, true>(stage, u0, u1, k1, k2, k3, k4, tx, ty, ctl, cti, err, count, n1, n2, h1,
+                       h2, F, flags);
+}
+
+// One right-hand-side evaluation f(t, u) on all nodes (no τ, no stage combination): the kernel
+// the GPU tests compare with the NumPy float64 reference, and the one the timing script measures.
+template <typename T, bool WILLMORE>
+__device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
+                         const T* __restrict__ ty, const double t, const int n1, const int n2,
+                         const T h1, const T h2, const T F, const int flags)
+{
+    constexpr int R = WILLMORE ? 2 : 1;
+    constexpr int SW = BX + 2 * R, SH = BY + 2 * R;
+    constexpr int WW = BX + 2, WH = BY + 2;
+    __shared__ T s[SH * SW];
+    __shared__ T sw[WILLMORE ? WH * WW : 1];
+    const bool neumann = flags & FLAG_NEUMANN, exact = flags & FLAG_EXACT;
+    const double PI = 3.14159265358979323846;
+    const T cz = T(cos(PI * t)), zt = T(-PI * sin(PI * t));
+    const int nx1 = n1 + 1, ny1 = n2 + 1;
+    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY;
+    const int tid = threadIdx.y * BX + threadIdx.x;
+    for (int q = tid; q < SH * SW; q += BX * BY) {
+        const int ly = q / SW, lx = q - ly * SW;
+        s[q] = u[mirror(j0 + ly - R, n2, neumann) * nx1 + mirror(i0 + lx - R, n1, neumann)];
+    }
+    __syncthreads();
+    if (WILLMORE) {
+        for (int q = tid; q < WH * WW; q += BX * BY) {
+            const int ly = q / WW, lx = q - ly * WW;
+            const int gi = i0 + lx - 1, gj = j0 + ly - 1;
+            T w = T(0);
+            if (gi >= 0 && gi <= n1 && gj >= 0 && gj <= n2) {
+                const bool bnd = gi == 0 || gi == n1 || gj == 0 || gj == n2;
+                if (!bnd || neumann) {
+                    const int ci = lx + 1 + (gi == 0) - (gi == n1);
+                    const int cj = ly + 1 + (gj == 0) - (gj == n2);
+                    if (ci >= 1 && ci <= SW - 2 && cj >= 1 && cj <= SH - 2) {
+                        T Q, H;
+                        node_curvature(s + cj * SW + ci, SW, h1, h2, Q, H);
+                        w = Q * H;
+                    }
+                } else if (exact) {
+                    w = exact_w(tx, ty, nx1, ny1, gi, gj, cz);
+                }
+            }
+            sw[q] = w;
+        }
+        __syncthreads();
+    }
+    const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
+    if (i > n1 || j > n2) return;
+    const bool bnd = i == 0 || i == n1 || j == 0 || j == n2;
+    T out;
+    if (bnd) {
+        if (neumann) return;  // the launcher copies the inner neighbours (neumann_fill)
+        out = exact ? zt * (tx[i] * ty[j]) : T(0);
+    } else {
+        const T* c = s + (threadIdx.y + R) * SW + threadIdx.x + R;
+        if (WILLMORE) {
+            out = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, h1, h2);
+        } else {
+            T Q, H;
+            node_curvature(c, SW, h1, h2, Q, H);
+            out = Q * H;
+        }
+        if (exact) out = out + exact_forcing<T, WILLMORE>(tx, ty, nx1, ny1, i, j, cz, zt);
+        if (F != T(0)) out = out + F;
+    }
+    f[j * nx1 + i] = out;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(BX * BY)
+mc_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
+       const T* __restrict__ ty, const double t, const int n1, const int n2, const T h1,
+       const T h2, const T F, const int flags)
+{
+    rhs_eval<T, false>(u, f, tx, ty, t, n1, n2, h1, h2, F, flags);
+}
+
+template <typename T>
+__global__ void __launch_bounds__(BX * BY)
+wm_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
+       const T* __restrict__ ty, const double t, const int n1, const int n2, const T h1,
+       const T h2, const T F, const int flags)
+{
+    rhs_eval<T, true>(u, f, tx, ty, t, n1, n2, h1, h2, F, flags);
+}

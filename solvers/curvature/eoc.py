@@ -1,0 +1,93 @@
+"""Experimental orders of convergence on `eoc-exact` (seed 000, Tables 2–4; SPEC §1.5).
+
+    python -m solvers.curvature.eoc [--model mean-curvature|willmore] [--sizes 16 32 ...]
+                                    [--dtype float64] [--backend numpy|cupy] [--samples 10]
+
+prints the errors in the discrete space-time norms (31)–(33), sampled at t = kθ, θ = T/M, and
+EOC = log(Err_h1/Err_h2)/log(h1/h2) (34), as a Markdown table (the rows of docs/VALIDATION.md).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+import numpy as np
+
+import solvers
+
+T_END = 0.1
+
+
+def space_time_errors(model: str, nx: int, *, dtype="float64", backend="numpy", samples=10,
+                      t_end=T_END, **params):
+    """(L1, L2, L∞) errors of φ_h − P_h(ζ) over t = kθ, k = 0..M, and the run's wall time."""
+    sim = solvers.create(model, backend=backend, dtype=dtype, scenario="eoc-exact", nx=nx,
+                         **params)
+    h1h2 = sim.h1 * sim.h2
+    theta = t_end / samples
+    l1 = l2 = linf = 0.0
+    wall = 0.0
+    for k in range(samples + 1):
+        if k:
+            t0 = time.perf_counter()
+            sim.advance(k * theta)
+            wall += time.perf_counter() - t0
+        e = sim.fields()["phi"].astype(np.float64) - sim.exact_phi()
+        l1 += theta * np.abs(e).sum() * h1h2
+        l2 += theta * (e * e).sum() * h1h2
+        linf = max(linf, float(np.abs(e).max()))
+    return (l1, math.sqrt(l2), linf), wall, sim.steps
+
+
+def eoc(errors, sizes):
+    """EOC between consecutive grids (34); h ∝ 1/nx."""
+    out = [None]
+    for (e0, e1, n0, n1) in zip(errors[:-1], errors[1:], sizes[:-1], sizes[1:]):
+        out.append(tuple(math.log(a / b) / math.log(n1 / n0) for a, b in zip(e0, e1)))
+    return out
+
+
+def table(model, sizes, **kw):
+    rows = []
+    errs = []
+    for n in sizes:
+        e, wall, steps = space_time_errors(model, n, **kw)
+        errs.append(e)
+        rows.append((n, e, wall, steps))
+    orders = eoc(errs, sizes)
+    lines = ["| N | L1 error | EOC | L2 error | EOC | L∞ error | EOC | steps | wall s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (n, e, wall, steps), o in zip(rows, orders):
+        o = o or (None, None, None)
+        cells = []
+        for ek, ok in zip(e, o):
+            cells += [f"{ek:.2e}", "" if ok is None else f"{ok:.2f}"]
+        lines.append(f"| {n}² | " + " | ".join(cells) + f" | {steps} | {wall:.2f} |")
+    return "\n".join(lines), errs, orders
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="mean-curvature", choices=["mean-curvature", "willmore"])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[16, 32, 64, 128])
+    ap.add_argument("--dtype", default="float64", choices=["float32", "float64"])
+    ap.add_argument("--backend", default="numpy")
+    ap.add_argument("--kernel", default=None, choices=[None, "fused", "array"])
+    ap.add_argument("--samples", type=int, default=10)
+    ap.add_argument("--tolerance", type=float, default=None)
+    a = ap.parse_args(argv)
+    kw = {}
+    if a.tolerance is not None:
+        kw["tolerance"] = a.tolerance
+    if a.kernel is not None:
+        kw["kernel"] = a.kernel
+    text, _, _ = table(a.model, a.sizes, dtype=a.dtype, backend=a.backend, samples=a.samples,
+                       **kw)
+    print(f"{a.model} eoc-exact, {a.dtype}, backend {a.backend}, T = {T_END}, "
+          f"M = {a.samples} samples")
+    print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main()
