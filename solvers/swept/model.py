@@ -170,10 +170,11 @@ class SweptSimulation(Simulation):
                 self._swept_run(batches)
             else:
                 self._graph_run(batches)
-            dt = float(self.dt)
-            for _ in range(batches * P):  # the same float sums as one step at a time
-                self.t += dt
-                self.steps += 1
+            # the same float sums as one step at a time (cumsum adds in order)
+            acc = np.full(batches * P + 1, float(self.dt))
+            acc[0] = self.t
+            self.t = float(np.cumsum(acc)[-1])
+            self.steps += batches * P
         k = batches * P
         return k + super()._steps_unchecked(count - k, t_end)
 

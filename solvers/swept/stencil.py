@@ -35,11 +35,10 @@ def pad(A, R: int, bc: str, ghosts, xp):
     """A (NV, n) with R ghost nodes on each side filled by the boundary rule -> (NV, n + 2R)."""
     n = A.shape[1]
     if bc == "periodic":
-        idx_l, idx_r = np.arange(n - R, n) % n, np.arange(R) % n
-        left, right = A[:, idx_l], A[:, idx_r]
+        left, right = A[:, n - R:], A[:, :R]
     elif bc == "mirror":
-        left = A[:, np.arange(R, 0, -1)]              # nodes −R..−1 -> R..1
-        right = A[:, n - 2 - np.arange(R)]            # nodes n..n+R−1 -> n−2..n−1−R
+        left = A[:, R:0:-1]                   # nodes −R..−1 -> R..1
+        right = A[:, n - 2:n - 2 - R:-1]      # nodes n..n+R−1 -> n−2..n−1−R (n ≥ R + 2)
     elif bc == "dirichlet":
         gl, gr = ghosts
         left = xp.broadcast_to(xp.asarray(gl, dtype=A.dtype)[:, None], (A.shape[0], R))
