@@ -174,8 +174,16 @@ def main(argv=None):
     ap.add_argument("--budget", type=float, default=200.0, help="seconds for the whole run")
     ap.add_argument("--sizes", type=int, nargs="+", default=list(range(11, 21)) + [22],
                     help="log2 of the grid sizes")
+    ap.add_argument("--from-json", type=Path, default=None,
+                    help="only redraw the tables and the plot from an earlier sweep.json")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
+    if a.from_json:
+        d = json.loads(a.from_json.read_text())
+        best = best_rows(d["rows"])
+        (a.out / "sweep.md").write_text(tables(best, d["device"], d["notes"]))
+        plot(best, d["device"], a.out / "sweep_speedup.png")
+        return
     run(a.out, a.budget, [2**k for k in a.sizes])
 
 
