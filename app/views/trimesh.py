@@ -113,5 +113,5 @@ class TriMeshView(View):
             cam.elevation, cam.azimuth = 90, 0
         else:
             cam.elevation, cam.azimuth = 30, -50
-        cam.distance = 2.3 * self.extent
+        cam.distance = (2.3 if self.planar else 1.5) * self.extent
         cam.scale_factor = self.extent

@@ -15,6 +15,7 @@ from solvers.mesh import Grid2D
 
 
 class FakeWave2D(Simulation):
+    contract_params = {"nx": 24}
     model = "fake-wave-2d"
     title = "Fake 2D wave (test)"
     parameters = (
@@ -80,6 +81,7 @@ def tube(n: int):
 
 
 class FakeSurfaceRD(Simulation):
+    contract_params = {"vertices": 100}
     model = "fake-surface-rd"
     title = "Fake surface diffusion (test)"
     parameters = (

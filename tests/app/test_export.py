@@ -1,0 +1,144 @@
+"""Exports without a window (what `pdestudio run --export-*` uses): field data that meshio reads
+back with the right point/cell association, PNG of the field as the viewer draws it (headless
+EGL, or the software fallback), deterministic MP4/GIF recordings."""
+import json
+
+import numpy as np
+import pytest
+
+import solvers
+
+pytest.importorskip("vispy")
+pytest.importorskip("imageio")
+meshio = pytest.importorskip("meshio")
+
+from app import export  # noqa: E402
+from app.frames import Frame, SimInfo  # noqa: E402
+from app.software import render_software  # noqa: E402
+from app.views.colors import ColorScale  # noqa: E402
+
+
+def small(model, **kw):
+    from solvers.core.registry import model_class
+    cls = model_class(model)
+    p = dict(getattr(cls, "contract_params", {cls.size_param: 16}))
+    p.update(kw)
+    return solvers.create(model, backend="numpy", **p)
+
+
+@pytest.mark.parametrize("model,kind", [("heat-1d", "line"), ("fake-wave-2d", "quad"),
+                                        ("fake-surface-rd", "triangle")])
+def test_vtu_and_npz_hold_every_field_at_its_location(tmp_path, fake_models, model, kind):
+    sim = small(model)
+    sim.step(3)
+    fields = sim.fields()
+    export.write_data(sim, tmp_path / "f.vtu")
+    m = meshio.read(tmp_path / "f.vtu")
+    assert m.cells[0].type == kind
+    locs = {n: sim.field_info(n)["location"] for n in fields}
+    for name, values in fields.items():
+        if name in m.point_data:
+            got = m.point_data[name]
+            assert len(got) == len(m.points)
+        else:
+            got = m.cell_data[name][0]
+            assert len(got) == len(m.cells[0].data)
+            assert locs[name] == "cell"
+        np.testing.assert_allclose(got, np.asarray(values).ravel(), rtol=0, atol=0)
+    export.write_data(sim, tmp_path / "f.npz")
+    with np.load(tmp_path / "f.npz") as z:
+        meta = json.loads(str(z["__meta__"]))
+        assert meta["model"] == model and meta["steps"] == 3
+        for name, values in fields.items():
+            np.testing.assert_array_equal(z[name], values)
+
+
+def test_grid_of_cell_fields_becomes_cells_on_the_corner_grid(tmp_path, fake_models):
+    sim = small("fake-wave-2d", nx=6)
+    export.write_data(sim, tmp_path / "f.vtu")
+    m = meshio.read(tmp_path / "f.vtu")
+    assert len(m.points) == 7 * 7 and len(m.cells[0].data) == 36
+    # the quad of cell (j, i) has the cell centre at the mean of its corners
+    c = m.points[m.cells[0].data].mean(axis=1)
+    X, Y = np.meshgrid(sim.mesh.x, sim.mesh.y)
+    np.testing.assert_allclose(c[:, 0], X.ravel(), atol=1e-12)
+    np.testing.assert_allclose(c[:, 1], Y.ravel(), atol=1e-12)
+
+
+def test_bad_data_and_video_names_are_refused(tmp_path):
+    sim = small("heat-1d")
+    with pytest.raises(solvers.ParameterError, match="allowed: .npz, .vtu"):
+        export.write_data(sim, tmp_path / "f.csv")
+    with pytest.raises(solvers.ParameterError, match="allowed: .mp4, .gif"):
+        export.VideoRecorder(tmp_path / "v.avi", sim)
+    with pytest.raises(solvers.ParameterError, match="unknown field"):
+        export.render_image(sim, tmp_path / "x.png", field="nope")
+
+
+def _not_blank(img, colours=20):
+    assert img.ndim == 3 and img.shape[2] == 3
+    assert img.std() > 5 and len(np.unique(img.reshape(-1, 3), axis=0)) > colours
+
+
+@pytest.mark.parametrize("model", ["heat-1d", "fake-wave-2d", "fake-surface-rd"])
+def test_render_image_draws_the_field(tmp_path, fake_models, model):
+    import imageio.v3 as iio
+    sim = small(model)
+    how = export.render_image(sim, tmp_path / "a.png")
+    img = iio.imread(tmp_path / "a.png")
+    _not_blank(img)
+    assert img.shape[0] % 16 == 0 and img.shape[1] % 16 == 0
+    assert "OpenGL" in how or "software" in how
+    sim.step(50)
+    export.render_image(sim, tmp_path / "b.png")
+    assert not np.array_equal(img, iio.imread(tmp_path / "b.png"))
+
+
+@pytest.mark.parametrize("model", ["heat-1d", "fake-wave-2d", "fake-surface-rd"])
+def test_software_fallback_uses_the_viewer_colormap(fake_models, model):
+    sim = small(model)
+    info = SimInfo.of(sim)
+    f = info.default_field
+    scale = ColorScale("viridis", "auto")
+    img = render_software(info, Frame(sim.fields(), 0.0, 0, 0), f, scale, (320, 240))
+    _not_blank(img, colours=8)
+    colours = {tuple(c) for c in img.reshape(-1, 3)}
+    lut = {tuple((c[:3] * 255).astype(np.uint8)) for c in scale.rgba(np.linspace(0, 1, 256),
+                                                                       (0, 1))}
+    assert len(colours & lut) >= 8  # the field is painted with the colormap's colours
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".mp4"])
+def test_recording_is_deterministic(tmp_path, suffix):
+    import imageio.v3 as iio
+
+    def record(path):
+        sim = small("heat-1d", nx=200)
+        rec = export.VideoRecorder(path, sim, fps=10)
+        for _ in range(4):
+            rec.add(sim)
+            sim.step(40)
+        rec.close()
+        return rec.frames
+
+    assert record(tmp_path / f"a{suffix}") == 4
+    record(tmp_path / f"b{suffix}")
+    a = iio.imread(tmp_path / f"a{suffix}", index=None)
+    b = iio.imread(tmp_path / f"b{suffix}", index=None)
+    assert len(a) == 4 and a.shape[1] % 16 == 0 and a.shape[2] % 16 == 0
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a[0], a[-1])  # the run moves
+
+
+def test_cli_run_exports_every_kind(tmp_path):
+    from app.cli import main
+    out = tmp_path
+    rc = main(["run", "heat-1d", "--set", "nx=128", "--backend", "numpy", "--steps", "60",
+               "--frame-every", "20", "--export-image", str(out / "i.png"), "--export-video",
+               str(out / "v.gif"), "--export-data", str(out / "d.vtu"), "--quiet"])
+    assert rc == 0
+    assert (out / "i.png").stat().st_size > 1000
+    m = meshio.read(out / "d.vtu")
+    assert "T" in m.point_data and len(m.points) == 128
+    import imageio.v3 as iio
+    assert len(iio.imread(out / "v.gif", index=None)) == 4  # steps 0, 20, 40, 60
