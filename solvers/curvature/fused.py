@@ -22,6 +22,7 @@ from .operators import neumann_fill
 CU_FILE = Path(__file__).with_name("curvature.cu")
 BX, BY = 32, 8
 GRAPH_ATTEMPTS = 32
+CHECK_INTERVAL = 512  # accepted steps between two finiteness checks of the state (base class)
 # indices into the control arrays (curvature.cu)
 C_T, C_TAU, C_TRY, C_TEND, C_EPS, C_LASTDT = range(6)
 I_ACTIVE, I_STEPS, I_TARGET, I_CUR, I_FAILED, I_REJ, I_REJROW, I_HASEND, I_ATTEMPTS = range(9)
@@ -70,6 +71,7 @@ class FusedRKM:
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph = None
         self.graph_error = None
+        sim.check_interval = CHECK_INTERVAL
 
     # ---- one attempt, as launches ----------------------------------------------------------
     def _launch_attempt(self):
@@ -90,8 +92,11 @@ class FusedRKM:
                         self._launch_attempt()
                 finally:
                     graph = self.stream.end_capture()
-            graph.upload(self.stream)
             self.graph = graph
+            try:
+                graph.upload(self.stream)  # instantiate now rather than on the first launch
+            except Exception:
+                pass
         except Exception as e:  # no graph support: plain launches, same device-side control
             self.graph = False
             self.graph_error = f"{type(e).__name__}: {e}"

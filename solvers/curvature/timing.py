@@ -1,0 +1,184 @@
+"""GPU timings of the curvature flows beyond the generic harness (needs a CUDA device):
+
+    python -m solvers.curvature.timing [--json out.json] [--budget 60]
+
+1. the stage kernels and the single right-hand-side kernel against the device's copy bandwidth
+   (compulsory traffic: each array the kernel needs read once, its output written once);
+2. the cost of one RKM attempt (5 stage kernels, device-side acceptance) replayed as a CUDA graph
+   versus plain launches;
+3. the time to T = 0.1 on `eoc-exact` (the paper's Tables 5–7) with steps and rejections.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+import solvers
+from solvers.bench import copy_bandwidth
+
+from . import fused as fz
+
+
+def _events():
+    import cupy as cp
+    return cp.cuda.Event(), cp.cuda.Event()
+
+
+def _arm(f, sim, target=1 << 30):
+    """Arm the control block for an open-ended run (no end time)."""
+    ctl = np.zeros(8)
+    ctl[fz.C_T], ctl[fz.C_TAU], ctl[fz.C_TRY] = sim.t, f.tau, f.tau
+    ctl[fz.C_EPS] = sim.params["tolerance"]
+    cti = np.zeros(16, dtype=np.int32)
+    cti[fz.I_ACTIVE], cti[fz.I_TARGET], cti[fz.I_CUR] = 1, target, f.cur
+    f.ctl.set(ctl)
+    f.cti.set(cti)
+    import cupy as cp
+    cp.cuda.runtime.deviceSynchronize()
+
+
+def kernel_rates(model, nx, dtype, bw, repeats=50):
+    """GB/s and fraction of the copy bandwidth of each stage kernel and of the rhs kernel."""
+    import cupy as cp
+    sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", scenario="eoc-exact",
+                         nx=nx)
+    f = sim._fused
+    n = sim.state["phi"].size
+    size = np.dtype(dtype).itemsize
+    out = {"model": model, "nx": nx, "dtype": dtype}
+    stage_arrays = {1: 2, 2: 3, 3: 4, 4: 4}
+    _arm(f, sim)
+    a, b = _events()
+    for s, arrays in stage_arrays.items():
+        args = (np.int32(s), f.u[0], f.u[1], *f.ks, f.tx, f.ty, f.ctl, f.cti, f.err, f.count,
+                *f.scalars)
+        f.stage(f.grid, (fz.BX, fz.BY), args)
+        a.record()
+        for _ in range(repeats):
+            f.stage(f.grid, (fz.BX, fz.BY), args)
+        b.record()
+        b.synchronize()
+        sec = cp.cuda.get_elapsed_time(a, b) / 1e3 / repeats
+        out[f"stage{s}_us"] = sec * 1e6
+        out[f"stage{s}_roof"] = arrays * n * size / sec / bw
+    u = f.u[0]
+    fo = cp.empty_like(u)
+    kern = f.k["wm_rhs" if sim.willmore else "mc_rhs"]
+    args = (u, fo, f.tx, f.ty, np.float64(0.01), *f.scalars)
+    kern(f.grid, (fz.BX, fz.BY), args)
+    a.record()
+    for _ in range(repeats):
+        kern(f.grid, (fz.BX, fz.BY), args)
+    b.record()
+    b.synchronize()
+    sec = cp.cuda.get_elapsed_time(a, b) / 1e3 / repeats
+    out["rhs_us"] = sec * 1e6
+    out["rhs_gbps"] = 2 * n * size / sec / 1e9
+    out["rhs_roof"] = 2 * n * size / sec / bw
+    return out
+
+
+def attempt_cost(model, nx, dtype, graphs=20):
+    """µs per RKM attempt: CUDA graph replay vs plain launches (device-side acceptance both)."""
+    import cupy as cp
+    res = {"model": model, "nx": nx, "dtype": dtype}
+    for mode in ("graph", "launches"):
+        sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused",
+                             scenario="eoc-exact", nx=nx)
+        sim.step(2)  # compile, capture
+        f = sim._fused
+        if mode == "launches":
+            f.graph = False
+        _arm(f, sim)
+        f._launch_batch(1)
+        f.stream.synchronize()
+        _arm(f, sim)
+        t0 = time.perf_counter()
+        f._launch_batch(graphs)
+        cti = f.cti.get(stream=f.stream)
+        sec = time.perf_counter() - t0
+        attempts = int(cti[fz.I_ATTEMPTS])
+        res[f"{mode}_us_per_attempt"] = sec / max(1, attempts) * 1e6
+        res[f"{mode}_attempts"] = attempts
+        res["graph_error"] = f.graph_error
+        cp.cuda.runtime.deviceSynchronize()
+    return res
+
+
+def time_to_t(model, nx, dtype, budget, t_end=0.1, kernel="fused"):
+    """Seconds to reach t_end on eoc-exact (extrapolated past `budget`), steps, rejections."""
+    sim = solvers.create(model, backend="cupy", dtype=dtype, kernel=kernel, scenario="eoc-exact",
+                         nx=nx)
+    warm = solvers.create(model, backend="cupy", dtype=dtype, kernel=kernel,
+                          scenario="eoc-exact", nx=nx)
+    warm.step(3)
+    sim._be.synchronize()
+    t0 = time.perf_counter()
+    chunk = 64
+    while sim.t < t_end and time.perf_counter() - t0 < budget:
+        sim.advance(t_end, max_steps=chunk)
+        chunk = min(chunk * 2, 1 << 16)
+    sim._be.synchronize()
+    sec = time.perf_counter() - t0
+    done = sim.t >= t_end
+    err = float(np.abs(sim.fields()["phi"] - sim.exact_phi()).max())
+    return {"model": model, "nx": nx, "dtype": dtype, "kernel": kernel, "t": sim.t,
+            "steps": sim.steps, "seconds": sec,
+            "time_to_t_end": sec if done else sec * t_end / sim.t, "extrapolated": not done,
+            "us_per_step": sec / max(1, sim.steps) * 1e6, "max_error_at_t": err}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--budget", type=float, default=60.0, help="seconds per time-to-T run")
+    ap.add_argument("--parts", default="kernels,attempts,t_end")
+    a = ap.parse_args(argv)
+    parts = a.parts.split(",")
+    ok, name = solvers.gpu_status()
+    if not ok:
+        raise SystemExit(f"no GPU: {name}")
+    bw = copy_bandwidth()
+    report = {"device": name, "copy_gbps": bw / 1e9, "kernels": [], "attempts": [], "t_end": []}
+    print(f"# {name}; copy bandwidth {bw / 1e9:.0f} GB/s", flush=True)
+
+    def dump():
+        if a.json:
+            with open(a.json, "w") as fh:
+                json.dump(report, fh, indent=1)
+
+    if "kernels" in parts:
+        for model, nx, dtype in [("mean-curvature", 1024, "float32"),
+                                 ("mean-curvature", 4096, "float32"),
+                                 ("mean-curvature", 4096, "float64"),
+                                 ("willmore", 256, "float64"), ("willmore", 2048, "float64")]:
+            r = kernel_rates(model, nx, dtype, bw)
+            report["kernels"].append(r)
+            print("kernel", json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
+                                        for k, v in r.items()}), flush=True)
+            dump()
+    if "attempts" in parts:
+        for model, nx, dtype in [("mean-curvature", 256, "float64"),
+                                 ("mean-curvature", 1024, "float32"), ("willmore", 128, "float64"),
+                                 ("willmore", 256, "float64")]:
+            r = attempt_cost(model, nx, dtype)
+            report["attempts"].append(r)
+            print("attempt", json.dumps(r), flush=True)
+            dump()
+    if "t_end" in parts:
+        for model, nx, dtype in [("mean-curvature", 256, "float32"),
+                                 ("mean-curvature", 512, "float32"),
+                                 ("mean-curvature", 1024, "float32"),
+                                 ("mean-curvature", 1024, "float64"), ("willmore", 128, "float64"),
+                                 ("willmore", 256, "float64")]:
+            r = time_to_t(model, nx, dtype, a.budget)
+            report["t_end"].append(r)
+            print("t_end", json.dumps(r), flush=True)
+            dump()
+
+
+if __name__ == "__main__":
+    main()
