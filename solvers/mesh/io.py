@@ -55,8 +55,11 @@ def read_mesh(path) -> TriangleMesh:
             warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"meshio.*")
             warnings.filterwarnings("ignore", category=RuntimeWarning, message=".*overflow.*")
             m = meshio.read(p)
-    except Exception as e:  # meshio raises many kinds (ReadError, ValueError, KeyError, ...)
+    except (Exception, SystemExit) as e:  # meshio raises many kinds, and calls sys.exit(1)
+        # when no reader accepts a file
         msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+        if isinstance(e, SystemExit):
+            msg = "no reader accepts it"
         raise MeshError(f"mesh file '{src}' cannot be read by meshio ({msg}); allowed: a "
                         "surface mesh in a format meshio reads (OBJ, PLY, STL, OFF, VTK, VTU, "
                         "Gmsh, ...)") from None
@@ -128,5 +131,5 @@ def validate(points, cells, source: str = "mesh", drop_unused: bool = False) -> 
 
 def write_mesh(path, mesh: TriangleMesh, point_data: dict | None = None) -> None:
     import meshio
-    meshio.write(str(path), meshio.Mesh(np.asarray(mesh.points), [("triangle", mesh.cells)],
+    meshio.write(str(path), meshio.Mesh(np.asarray(mesh.points), [("triangle", np.asarray(mesh.cells, dtype=np.int32))],
                                         point_data=point_data or {}))

@@ -51,6 +51,19 @@ STEP_PARAMS = (
 )
 
 
+def linear_euler_bound(jacobian, lam_max: float, samples: int = 4001) -> float:
+    """The largest δt for which explicit Euler damps every decaying mode of a linearised
+    two-species system: a Laplacian eigenmode with eigenvalue −λ, λ in [0, λ_max], evolves by
+    the 2×2 matrix `jacobian(λ)` (shape (len(λ), 2, 2)); an eigenvalue μ with Re μ < 0 needs
+    |1 + δt μ| ≤ 1, i.e. δt ≤ −2 Re μ / |μ|². Growing modes (Re μ ≥ 0, the Turing band) grow in
+    the PDE too and set no limit."""
+    lam = np.linspace(0.0, lam_max, samples)
+    mu = np.linalg.eigvals(jacobian(lam))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.where(mu.real < 0, -2 * mu.real / np.abs(mu) ** 2, np.inf)
+    return float(b.min())
+
+
 class SurfaceRD(Simulation):
     species: ClassVar[tuple[str, str]] = ("u", "v")
     scenarios = SCENARIOS

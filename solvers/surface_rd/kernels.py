@@ -48,7 +48,9 @@ class FusedStepper:
         self.sim = sim
         self.real = sim.real
         self.n = sim.imesh.n_vertices
-        self.k = load_kernels(CU_FILE, sim.dtype, _KERNELS[rung])
+        # one compilation of the whole file per real type, whatever the rung
+        allk = load_kernels(CU_FILE, sim.dtype, sorted({k for v in _KERNELS.values() for k in v}))
+        self.k = {k: allk[k] for k in _KERNELS[rung]}
         self.args = sim.fused_args()
         self.nbytes = 0  # table bytes read per step (estimated, see traffic())
         getattr(self, f"_prepare_{'naive' if rung == 'fusion1' else rung}")()
