@@ -13,7 +13,13 @@
 
 #define SWHD __host__ __device__ __forceinline__
 
-SWHD int mirror(int i, int n) { return i < 0 ? -1 - i : (i >= n ? 2 * n - 1 - i : i); }
+// Wall ghosts mirror the cells next to the wall; indices further out (halo lanes of the strip
+// kernel beyond the grid, whose results are never used) are clamped into the grid.
+SWHD int mirror(int i, int n)
+{
+    i = i < 0 ? -1 - i : (i >= n ? 2 * n - 1 - i : i);
+    return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
 
 // The state (h, qx, qy, H) of cell (i, j), which may be a wall ghost (mirror image, q.n reversed).
 template <typename T>
@@ -24,18 +30,37 @@ SWHD void load_cell(const T* __restrict__ h, const T* __restrict__ qx, const T* 
     const int im = mirror(i, nx), jm = mirror(j, ny);
     const long k = (long)jm * nx + im;
     hv = h[k];
-    qxv = (im != i) ? -qx[k] : qx[k];
-    qyv = (jm != j) ? -qy[k] : qy[k];
+    qxv = (i < 0 || i >= nx) ? -qx[k] : qx[k];
+    qyv = (j < 0 || j >= ny) ? -qy[k] : qy[k];
     Hv = H[k];
 }
+
+// Correctly rounded arithmetic (no contraction, no fast-math approximations) for the time step,
+// so that the folded reduction in sw_strip1 and the separate pass sw_cfl give the same bits.
+SWHD float add_rn(float a, float b) { return __fadd_rn(a, b); }
+SWHD float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+SWHD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+SWHD float sqrt_rn(float a) { return __fsqrt_rn(a); }
+SWHD double add_rn(double a, double b) { return __dadd_rn(a, b); }
+SWHD double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+SWHD double div_rn(double a, double b) { return __ddiv_rn(a, b); }
+SWHD double sqrt_rn(double a) { return __dsqrt_rn(a); }
 
 // max_k |lambda_k| = |u~| + c~ of the Roe matrix at an edge (normal momentum qn).
 template <typename T>
 SWHD T roe_speed(T hL, T qnL, T hR, T qnR, T g)
 {
-    const T sL = sqrt(hL), sR = sqrt(hR);
-    const T u = (qnL / sL + qnR / sR) / (sL + sR);
-    return fabs(u) + sqrt(T(0.5) * g * (hL + hR));
+    const T sL = sqrt_rn(hL), sR = sqrt_rn(hR);
+    const T u = div_rn(add_rn(div_rn(qnL, sL), div_rn(qnR, sR)), add_rn(sL, sR));
+    return add_rn(fabs(u), sqrt_rn(mul_rn(mul_rn(T(0.5), g), add_rn(hL, hR))));
+}
+
+// Δt_i = 2 δ |V_i| / Σ_j |E_ij| max_k |λ_ij,k| from the speeds sx = sW + sE and sS, sN.
+template <typename T>
+SWHD T dt_of(T sx, T sS, T sN, T dx, T dy, T cfl)
+{
+    const T sy = add_rn(sS, sN);
+    return div_rn(mul_rn(mul_rn(mul_rn(T(2), cfl), dx), dy), add_rn(mul_rn(dy, sx), mul_rn(dx, sy)));
 }
 
 // Harten–Hyman split of the eigenvalue lam: returns mu^-; mu^+ = lam - mu^-.
@@ -46,12 +71,11 @@ SWHD T hh_minus(T lam, T lamL, T lamR)
     return fmin(lam, T(0));
 }
 
-// Path-conservative Roe fluctuation at an edge with normal from L to R: D^- (RIGHT = false, sent
-// to the left cell) or D^+ (RIGHT = true, sent to the right cell), components (h, qn, qt).
-// Optionally the edge speed |u~| + c~.
-template <typename T, bool RIGHT>
-SWHD void roe_fluct(T hL, T qnL, T qtL, T HL, T hR, T qnR, T qtR, T HR, T g, T rg,
-                    T& dh_out, T& dqn_out, T& dqt_out, T* speed = nullptr)
+// Path-conservative Roe fluctuations at an edge with normal from L to R, components (h, qn, qt):
+// m = D^- (sent to the left cell) and p = D^+ (sent to the right cell); the edge speed |u~| + c~.
+template <typename T>
+SWHD void roe_both(T hL, T qnL, T qtL, T HL, T hR, T qnR, T qtR, T HR, T g, T rg,
+                   T m[3], T p[3], T& speed)
 {
     const T sL = sqrt(hL), sR = sqrt(hR);
     const T uL = qnL / hL, uR = qnR / hR;
@@ -71,20 +95,27 @@ SWHD void roe_fluct(T hL, T qnL, T qtL, T HL, T hR, T qnR, T qtR, T HR, T g, T r
     const T m3 = hh_minus(l3, uL + cL, uR + cR);
     const T chi1 = (l1 < T(0)) ? T(1) : T(0);
     const T chi3 = (l3 < T(0)) ? T(1) : T(0);
-    T w1, w3, w2;
-    if (RIGHT) {
-        w1 = (l1 - m1) * a1 + (T(1) - chi1) * s3;
-        w3 = (l3 - m3) * a3 - (T(1) - chi3) * s3;
-        w2 = fmax(u, T(0)) * a2;
-    } else {
-        w1 = m1 * a1 + chi1 * s3;
-        w3 = m3 * a3 - chi3 * s3;
-        w2 = fmin(u, T(0)) * a2;
-    }
-    dh_out = w1 + w3;
-    dqn_out = w1 * l1 + w3 * l3;
-    dqt_out = (w1 + w3) * v + w2;
-    if (speed) *speed = fabs(u) + c;
+    T w1 = m1 * a1 + chi1 * s3, w3 = m3 * a3 - chi3 * s3;
+    m[0] = w1 + w3;
+    m[1] = w1 * l1 + w3 * l3;
+    m[2] = (w1 + w3) * v + fmin(u, T(0)) * a2;
+    w1 = (l1 - m1) * a1 + (T(1) - chi1) * s3;
+    w3 = (l3 - m3) * a3 - (T(1) - chi3) * s3;
+    p[0] = w1 + w3;
+    p[1] = w1 * l1 + w3 * l3;
+    p[2] = (w1 + w3) * v + fmax(u, T(0)) * a2;
+    speed = fabs(u) + c;
+}
+
+// Only D^- (RIGHT = false) or D^+ (RIGHT = true); the compiler drops the other half.
+template <typename T, bool RIGHT>
+SWHD void roe_fluct(T hL, T qnL, T qtL, T HL, T hR, T qnR, T qtR, T HR, T g, T rg,
+                    T& dh_out, T& dqn_out, T& dqt_out)
+{
+    T m[3], p[3], s;
+    roe_both(hL, qnL, qtL, HL, hR, qnR, qtR, HR, g, rg, m, p, s);
+    const T* d = RIGHT ? p : m;
+    dh_out = d[0]; dqn_out = d[1]; dqt_out = d[2];
 }
 
 // ---- first order --------------------------------------------------------------------------
@@ -116,7 +147,7 @@ SWHD void rate1(const T* __restrict__ h, const T* __restrict__ qx, const T* __re
     rqy = -sqy * rdx - tqy * rdy;
 }
 
-// Δt_i = 2 δ |V_i| / Σ_j |E_ij| max_k |λ_ij,k| of cell (i, j), from the cell averages.
+// Δt_i of cell (i, j) from the cell averages.
 template <typename T>
 SWHD T cell_dt(const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
                int i, int j, int nx, int ny, T dx, T dy, T g, T cfl)
@@ -124,14 +155,14 @@ SWHD T cell_dt(const T* __restrict__ h, const T* __restrict__ qx, const T* __res
     T h0, qx0, qy0, H0, hn, qxn, qyn, Hn;
     load_cell(h, qx, qy, h, i, j, nx, ny, h0, qx0, qy0, H0);
     load_cell(h, qx, qy, h, i - 1, j, nx, ny, hn, qxn, qyn, Hn);
-    T sx = roe_speed(hn, qxn, h0, qx0, g);
+    const T sW = roe_speed(hn, qxn, h0, qx0, g);
     load_cell(h, qx, qy, h, i + 1, j, nx, ny, hn, qxn, qyn, Hn);
-    sx += roe_speed(h0, qx0, hn, qxn, g);
+    const T sE = roe_speed(h0, qx0, hn, qxn, g);
     load_cell(h, qx, qy, h, i, j - 1, nx, ny, hn, qxn, qyn, Hn);
-    T sy = roe_speed(hn, qyn, h0, qy0, g);
+    const T sS = roe_speed(hn, qyn, h0, qy0, g);
     load_cell(h, qx, qy, h, i, j + 1, nx, ny, hn, qxn, qyn, Hn);
-    sy += roe_speed(h0, qy0, hn, qyn, g);
-    return T(2) * cfl * dx * dy / (dy * sx + dx * sy);
+    const T sN = roe_speed(h0, qy0, hn, qyn, g);
+    return dt_of(add_rn(sW, sE), sS, sN, dx, dy, cfl);
 }
 
 // ---- third order: CWENO3 -------------------------------------------------------------------
@@ -286,6 +317,92 @@ SWHD void rate3(const T* __restrict__ h, const T* __restrict__ qx, const T* __re
     rqy = -xqy * rdx - yqy * rdy - vy;
 }
 
+// ---- first order, strip kernel with the time-step reduction folded in --------------------------
+// A warp owns STRIP = 29 columns and M rows. Lane k holds column i = 29 b - 2 + k: lanes 2..30 are
+// the owned columns, lanes 0, 1 and 31 a halo. Marching north row by row, each lane computes the
+// Roe fluctuations of its cell's east edge (the west one comes from lane k - 1 by a shuffle) and
+// north edge (kept in registers: it is the south edge of the next row), so every edge is solved
+// once (plus the halo), and the update. The new state of lanes 1..31 and of the rows just outside
+// the band then gives the edge speeds of W^{n+1} around every owned cell, hence Δt_i of the NEXT
+// step (the same-step CFL condition of that step) without another pass over memory.
+#define STRIP 29
+#define FULL_MASK 0xffffffffu
+
+// Returns this lane's minimum of the next step's Δt_i over its owned cells (inf if none).
+template <typename T>
+SWHD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
+                   const T* __restrict__ H, T* __restrict__ ho, T* __restrict__ qxo,
+                   T* __restrict__ qyo, int nx, int ny, int M, T rdx, T rdy, T dx, T dy, T g,
+                   T cfl, T dt, int lane, int strip, int seg, T inf)
+{
+    const T rg = sqrt(g);
+    const int i = strip * STRIP - 2 + lane;
+    const int j0 = seg * M;
+    const bool own_col = lane >= 2 && lane <= 30 && i < nx;
+    const int jbeg = j0 > 0 ? j0 - 1 : 0;
+    const int jend = (j0 + M < ny - 1) ? j0 + M : ny - 1;
+    // mirror source of a ghost column (its new state is the mirror image of that column's)
+    const int src = mirror(i, nx);
+    int src_lane = lane + (src - i);
+    src_lane = src_lane < 0 ? 0 : (src_lane > 31 ? 31 : src_lane);
+    // registers: row j (c), row j + 1 (n) and the prefetched row j + 2 (f); lane 31 also loads
+    // the state east of the warp one row ahead (ef)
+    T hc, qxc, qyc, Hc, hn, qxn, qyn, Hn, hf, qxf, qyf, Hf, m[3], p[3], spd;
+    T hef = 0, qxef = 0, qyef = 0, Hef = 0;
+    load_cell(h, qx, qy, H, i, jbeg - 1, nx, ny, hn, qxn, qyn, Hn);
+    load_cell(h, qx, qy, H, i, jbeg, nx, ny, hc, qxc, qyc, Hc);
+    T fs[3];  // D^+ of the south edge of the current row: components (h, qy, qx)
+    roe_both(hn, qyn, qxn, Hn, hc, qyc, qxc, Hc, g, rg, m, fs, spd);
+    load_cell(h, qx, qy, H, i, jbeg + 1, nx, ny, hn, qxn, qyn, Hn);
+    if (lane == 31) load_cell(h, qx, qy, H, i + 1, jbeg, nx, ny, hef, qxef, qyef, Hef);
+    T pnh = 0, pny = 0, psx = 0, psS = 0;  // previous row: new h, qy; its sW + sE and sS
+    T dtmin = inf;
+    for (int j = jbeg; j <= jend; ++j) {
+        load_cell(h, qx, qy, H, i, j + 2, nx, ny, hf, qxf, qyf, Hf);
+        T hE = __shfl_down_sync(FULL_MASK, hc, 1), qxE = __shfl_down_sync(FULL_MASK, qxc, 1);
+        T qyE = __shfl_down_sync(FULL_MASK, qyc, 1), HE = __shfl_down_sync(FULL_MASK, Hc, 1);
+        if (lane == 31) {
+            hE = hef; qxE = qxef; qyE = qyef; HE = Hef;
+            load_cell(h, qx, qy, H, i + 1, j + 1, nx, ny, hef, qxef, qyef, Hef);
+        }
+        T mN[3], pN[3];
+        roe_both(hc, qyc, qxc, Hc, hn, qyn, qxn, Hn, g, rg, mN, pN, spd);
+        T mE[3], pE[3];
+        roe_both(hc, qxc, qyc, Hc, hE, qxE, qyE, HE, g, rg, mE, pE, spd);
+        const T pW0 = __shfl_up_sync(FULL_MASK, pE[0], 1);
+        const T pW1 = __shfl_up_sync(FULL_MASK, pE[1], 1);
+        const T pW2 = __shfl_up_sync(FULL_MASK, pE[2], 1);
+        const T rh = -(pW0 + mE[0]) * rdx - (fs[0] + mN[0]) * rdy;
+        const T rqx = -(pW1 + mE[1]) * rdx - (fs[2] + mN[2]) * rdy;
+        const T rqy = -(pW2 + mE[2]) * rdx - (fs[1] + mN[1]) * rdy;
+        T nh = hc + dt * rh, nqx = qxc + dt * rqx, nqy = qyc + dt * rqy;
+        const bool own_row = j >= j0 && j < j0 + M;
+        if (own_row && own_col) {
+            const long k = (long)j * nx + i;
+            ho[k] = nh; qxo[k] = nqx; qyo[k] = nqy;
+        }
+        // the new state of ghost columns: mirror images
+        const T gh = __shfl_sync(FULL_MASK, nh, src_lane);
+        const T gqx = __shfl_sync(FULL_MASK, nqx, src_lane);
+        const T gqy = __shfl_sync(FULL_MASK, nqy, src_lane);
+        if (src != i) { nh = gh; nqx = -gqx; nqy = gqy; }
+        // edge speeds of W^{n+1}: east (from lane + 1), west (lane - 1's east), south
+        const T sE = roe_speed(nh, nqx, __shfl_down_sync(FULL_MASK, nh, 1),
+                               __shfl_down_sync(FULL_MASK, nqx, 1), g);
+        const T sx = add_rn(__shfl_up_sync(FULL_MASK, sE, 1), sE);
+        const T sS = (j == 0) ? roe_speed(nh, -nqy, nh, nqy, g) : roe_speed(pnh, pny, nh, nqy, g);
+        // the previous row is complete now: its north speed is this row's south speed
+        if (j > jbeg && j - 1 >= j0 && own_col) dtmin = fmin(dtmin, dt_of(psx, psS, sS, dx, dy, cfl));
+        if (j == ny - 1 && own_row && own_col)  // the top row's north edge is the wall
+            dtmin = fmin(dtmin, dt_of(sx, sS, roe_speed(nh, nqy, nh, -nqy, g), dx, dy, cfl));
+        pnh = nh; pny = nqy; psx = sx; psS = sS;
+        hc = hn; qxc = qxn; qyc = qyn; Hc = Hn;
+        hn = hf; qxn = qxf; qyn = qyf; Hn = Hf;
+        fs[0] = pN[0]; fs[1] = pN[1]; fs[2] = pN[2];
+    }
+    return dtmin;
+}
+
 // ---- kernels ---------------------------------------------------------------------------------
 #ifndef SW_HOST_ONLY
 template <typename T> struct Bits;
@@ -316,7 +433,8 @@ __device__ void block_min_to(T v, typename Bits<T>::type* slot)
     if (tid < 32) {
         v = (tid < nw) ? part[tid] : Bits<T>::val(Bits<T>::inf);
         for (int o = 16; o > 0; o >>= 1) v = fmin(v, __shfl_down_sync(0xffffffffu, v, o));
-        if (tid == 0) atomicMin(slot, Bits<T>::of(v));
+        if (tid == 0 && v < Bits<T>::val(*(volatile typename Bits<T>::type*)slot))
+            atomicMin(slot, Bits<T>::of(v));
     }
 }
 
@@ -357,6 +475,28 @@ __global__ void sw_step1(const T* __restrict__ h, const T* __restrict__ qx,
     ho[k] = h[k] + dt * rh;
     qxo[k] = qx[k] + dt * rqx;
     qyo[k] = qy[k] + dt * rqy;
+}
+
+// First order, one pass: W^{n+1} = W^n + Δt L(W^n) with Δt = min(*slot_in, dt_limit), and the
+// same-step Δt of the next step (from W^{n+1}) reduced into *slot_out (preset to all ones).
+// Block (32, 4): blockIdx.x = strip of 29 columns, warp (blockIdx.y, threadIdx.y) = band of M rows.
+template <typename T>
+__global__ void sw_strip1(const T* __restrict__ h, const T* __restrict__ qx,
+                          const T* __restrict__ qy, const T* __restrict__ H,
+                          T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
+                          const int nx, const int ny, const int M, const T rdx, const T rdy,
+                          const T dx, const T dy, const T g, const T cfl,
+                          const typename Bits<T>::type* __restrict__ slot_in,
+                          typename Bits<T>::type* slot_out, const double dt_limit)
+{
+    const T inf = Bits<T>::val(Bits<T>::inf);
+    const int seg = blockIdx.y * blockDim.y + threadIdx.y;
+    T dtmin = inf;
+    if (seg * M < ny)  // uniform over the warp
+        dtmin = strip1_body(h, qx, qy, H, ho, qxo, qyo, nx, ny, M, rdx, rdy, dx, dy, g, cfl,
+                            step_size<T>(slot_in, dt_limit), (int)threadIdx.x, (int)blockIdx.x,
+                            seg, inf);
+    block_min_to(dtmin, slot_out);
 }
 
 // Third order, one SSP-RK3 stage: out = a u0 + b (u + Δt L(u)) (a = 0: out = u + Δt L(u)).

@@ -249,6 +249,9 @@ class GridArraySolver:
     def __init__(self, *, g: float, dx: float, dy: float, cfl: float, order: int, xp):
         self.g, self.dx, self.dy, self.cfl, self.order, self.xp = g, dx, dy, cfl, order, xp
 
+    def invalidate(self) -> None:
+        """Nothing is cached between steps here."""
+
     def rate(self, h, qx, qy, H):
         f = rate_order1 if self.order == 1 else rate_order3
         r = f(h, qx, qy, H, self.g, self.dx, self.dy, self.xp)

@@ -97,6 +97,10 @@ class ShallowWater(Simulation):
         s["h"], s["hu"], s["hv"] = h, hu, hv
         return dt
 
+    def _assign_state(self, name: str, values) -> None:
+        super()._assign_state(name, values)
+        self._solver.invalidate()  # a Δt computed from the old state no longer applies
+
     def _fields(self) -> dict:
         s = self.state
         return {"h": s["h"], "hu": s["hu"], "hv": s["hv"], "H": s["H"],

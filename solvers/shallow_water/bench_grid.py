@@ -1,0 +1,173 @@
+"""Benchmarks of the structured shallow-water model beyond what `pdestudio bench` gives: the
+kernel ladder (NumPy, CuPy array code, fused one thread per cell + Δt pass, fused strip with the
+Δt folded in), the paper's Tables 1–2 problem (circular dam break to t = 1), and the CPU/GPU L1
+differences at t = 1 (seed 002 §6.2).
+
+    python -m solvers.shallow_water.bench_grid [--out DIR] [--budget SECONDS]
+
+Full runs to t = 1 are timed for the fused paths; the other rungs time a few steps and scale by
+the number of steps the fused run of the same size took (marked "extrapolated").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+import solvers
+
+MODEL = "shallow-water"
+
+
+def _sync():
+    import cupy as cp
+    cp.cuda.get_current_stream().synchronize()
+
+
+def make(backend, dtype, order, nx, kernel="fused"):
+    variant = None
+    if kernel == "cell":
+        kernel, variant = "fused", "cell"
+    sim = solvers.create(MODEL, backend=backend, dtype=dtype, order=order, nx=nx,
+                         **({"kernel": kernel} if backend == "cupy" else {}))
+    if variant:
+        sim._solver.variant = variant
+    return sim
+
+
+def warm(backend, dtype, order, kernel):
+    """Compile the kernels (and fill CuPy's caches) outside the timed region."""
+    make(backend, dtype, order, 64, kernel).step(3)
+
+
+def full_run(dtype, order, nx, kernel):
+    warm("cupy", dtype, order, kernel)
+    sim = make("cupy", dtype, order, nx, kernel)
+    _sync()
+    t0 = time.perf_counter()
+    sim.advance(1.0)
+    _sync()
+    return sim, time.perf_counter() - t0
+
+
+def step_rate(backend, dtype, order, nx, kernel, steps):
+    if backend == "cupy":
+        warm(backend, dtype, order, kernel)
+    sim = make(backend, dtype, order, nx, kernel)
+    sim.step(1)
+    if backend == "cupy":
+        _sync()
+    t0 = time.perf_counter()
+    sim.step(steps)
+    if backend == "cupy":
+        _sync()
+    return sim, (time.perf_counter() - t0) / steps
+
+
+def row(sim, seconds, steps, extrapolated, bw):
+    cells, nbytes = sim.work()
+    r = {"order": sim.params["order"], "dtype": sim.dtype, "kernel": _kernel_name(sim),
+         "nx": sim.params["nx"], "steps": steps, "seconds": seconds,
+         "extrapolated": extrapolated, "gcell_per_s": steps * cells / seconds / 1e9,
+         "gb_per_s": steps * nbytes / seconds / 1e9}
+    r["roofline"] = r["gb_per_s"] * 1e9 / bw if bw else None
+    print(json.dumps(r), flush=True)
+    return r
+
+
+def _kernel_name(sim):
+    if sim.backend == "numpy":
+        return "numpy"
+    if sim.kernel == "array":
+        return "array"
+    return {"strip": "fused-strip", "cell": "fused-cell"}.get(sim._solver.variant, "fused")
+
+
+def l1_differences(order, nx):
+    """Σ_i |V_i| |h_cpu − h_gpu| at t = 1 (NumPy float64 vs the fused GPU path)."""
+    ref = make("numpy", "float64", order, nx)
+    ref.advance(1.0)
+    out = {"order": order, "nx": nx, "cpu_steps": ref.steps}
+    for dtype in ("float32", "float64"):
+        gpu = make("cupy", dtype, order, nx)
+        gpu.advance(1.0)
+        d = np.abs(ref.fields()["h"] - gpu.fields()["h"]).sum() * ref.dx * ref.dy
+        out[dtype] = float(d)
+        out[f"{dtype}_steps"] = gpu.steps
+    print(json.dumps(out), flush=True)
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--out", default=".", help="folder for bench_grid.json")
+    ap.add_argument("--budget", type=float, default=220.0, help="seconds; later items skipped")
+    a = ap.parse_args(argv)
+    t_start = time.perf_counter()
+    from solvers.bench import copy_bandwidth
+    bw = copy_bandwidth()
+    import cupy as cp
+    dev = cp.cuda.runtime.getDeviceProperties(0)["name"]
+    dev = dev.decode() if isinstance(dev, bytes) else str(dev)
+    print(json.dumps({"device": dev, "copy_gb_per_s": bw / 1e9}), flush=True)
+    rows, l1, skipped = [], [], []
+    steps_to_t1 = {}
+
+    def timed(label, fn):
+        if time.perf_counter() - t_start > a.budget:
+            skipped.append(label)
+            return
+        try:
+            fn()
+        except Exception as e:  # a failed rung must not hide the others
+            print(f"# {label}: {type(e).__name__}: {e}", flush=True)
+            skipped.append(f"{label} ({type(e).__name__})")
+
+    def full(dtype, order, nx, kernel="fused"):
+        sim, s = full_run(dtype, order, nx, kernel)
+        steps_to_t1[(order, nx)] = sim.steps
+        rows.append(row(sim, s, sim.steps, False, bw))
+
+    def partial(backend, dtype, order, nx, kernel, steps):
+        sim, per_step = step_rate(backend, dtype, order, nx, kernel, steps)
+        n = steps_to_t1.get((order, nx))
+        if n is None:
+            return
+        rows.append(row(sim, per_step * n, n, True, bw))
+
+    # Table 1 (first order), the goals first: 2000² and 8192² float32
+    for nx in (2000, 8192, 1000, 4096):
+        timed(f"o1 f32 {nx}", lambda nx=nx: full("float32", 1, nx))
+    for nx in (1000, 2000, 4096, 8192):
+        timed(f"o1 f64 {nx}", lambda nx=nx: full("float64", 1, nx))
+    # Table 2 (third order)
+    for nx in (1200, 400, 800):
+        timed(f"o3 f32 {nx}", lambda nx=nx: full("float32", 3, nx))
+    for nx in (400, 800, 1200):
+        timed(f"o3 f64 {nx}", lambda nx=nx: full("float64", 3, nx))
+    # the ladder's lower rungs, extrapolated from a few steps
+    for dtype in ("float32", "float64"):
+        for nx in (1000, 2000, 4096, 8192):
+            timed(f"o1 cell {dtype} {nx}", lambda d=dtype, nx=nx: partial("cupy", d, 1, nx,
+                                                                          "cell", 20))
+            timed(f"o1 array {dtype} {nx}", lambda d=dtype, nx=nx: partial("cupy", d, 1, nx,
+                                                                           "array", 3))
+        timed(f"o3 array {dtype} 1200", lambda d=dtype: partial("cupy", d, 3, 1200, "array", 2))
+    timed("o1 numpy 1000", lambda: partial("numpy", "float64", 1, 1000, "numpy", 2))
+    timed("o1 numpy 2000", lambda: partial("numpy", "float64", 1, 2000, "numpy", 1))
+    timed("o3 numpy 400", lambda: partial("numpy", "float64", 3, 400, "numpy", 1))
+    # CPU/GPU L1 differences at t = 1
+    for order, nx in ((1, 100), (1, 200), (3, 100)):
+        timed(f"l1 o{order} {nx}", lambda o=order, nx=nx: l1.append(l1_differences(o, nx)))
+    res = {"device": dev, "copy_gb_per_s": bw / 1e9, "rows": rows, "l1": l1,
+           "skipped": skipped, "seconds": time.perf_counter() - t_start}
+    Path(a.out).mkdir(parents=True, exist_ok=True)
+    (Path(a.out) / "bench_grid.json").write_text(json.dumps(res, indent=1))
+    print("skipped:", skipped, flush=True)
+
+
+if __name__ == "__main__":
+    main()
