@@ -56,6 +56,7 @@ class SweptSimulation(Simulation):
     size_param = "nx"
     bench_sizes = tuple(2**k for k in range(11, 21, 3))
     bench_variants = ({"method": "classic"}, {"method": "classic-graph"}, {"method": "swept"})
+    graph_steps = GRAPH_STEPS  # steps per captured graph (even: heat's ping-pong)
 
     # ---- parameters -------------------------------------------------------------------------
     @classmethod
@@ -156,7 +157,7 @@ class SweptSimulation(Simulation):
         if self.method == "swept":
             return self.cycle_steps
         if self.method == "classic-graph" and self.kernel == "fused":
-            return GRAPH_STEPS
+            return self.graph_steps
         return 0
 
     def _steps_unchecked(self, count: int, t_end):
@@ -219,14 +220,14 @@ class SweptSimulation(Simulation):
     def _graph_run(self, replays: int) -> None:
         cp = self.xp
         dt = float(self.dt)
-        key = (int(self._U.data.ptr), dt)
+        key = (int(self._U.data.ptr), dt, self.graph_steps)
         graph = self._graphs.get(key)
         if graph is None:
             stream = cp.cuda.Stream(non_blocking=True)
             cp.cuda.get_current_stream().synchronize()
             with stream:
                 stream.begin_capture()
-                for _ in range(GRAPH_STEPS):  # an even number: heat's ping-pong ends where it began
+                for _ in range(self.graph_steps):  # even: heat's ping-pong ends where it began
                     self._launch_classic(dt)
                 graph = stream.end_capture()
             self._graphs[key] = graph

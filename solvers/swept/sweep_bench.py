@@ -29,7 +29,7 @@ METHODS = ("classic", "classic-graph", "swept")
 BLOCKS = (32, 64, 128, 256, 512, 1024)
 SHARE = {"heat-1d": 0.3, "ks-1d": 0.3, "euler-1d": 0.4}
 TARGET_STEPS = 53248  # ≈ the paper's 50,000, a multiple of every swept cycle and graph length
-UNIT = 4096
+UNIT = 1024  # a multiple of every swept cycle (≤ 512 steps) and graph length (256)
 
 
 def measure(model: str, n: int, method: str, block: int, target_s: float):
@@ -57,15 +57,15 @@ def measure(model: str, n: int, method: str, block: int, target_s: float):
     return (per_step, steps, ok), ""
 
 
-def run(out: Path, budget: float, sizes, log=print):
+def run(out: Path, budget: float, sizes, models=MODELS, rows=None, notes=None, log=print):
     gpu_ok, device = solvers.gpu_status()
     if not gpu_ok:
         raise SystemExit(f"no GPU: {device}")
-    rows, notes = [], []
+    rows, notes = list(rows or []), list(notes or [])
     t_start = time.perf_counter()
-    for model in MODELS:
+    for model in models:
         t_model = time.perf_counter()
-        share = SHARE[model] * budget
+        share = SHARE[model] / sum(SHARE[m] for m in models) * budget
         for n in sizes:
             spent = time.perf_counter() - t_model
             if spent > share:
@@ -176,6 +176,9 @@ def main(argv=None):
                     help="log2 of the grid sizes")
     ap.add_argument("--from-json", type=Path, default=None,
                     help="only redraw the tables and the plot from an earlier sweep.json")
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    ap.add_argument("--merge", type=Path, default=None,
+                    help="an earlier sweep.json whose rows and notes this run extends")
     a = ap.parse_args(argv)
     a.out.mkdir(parents=True, exist_ok=True)
     if a.from_json:
@@ -184,7 +187,13 @@ def main(argv=None):
         (a.out / "sweep.md").write_text(tables(best, d["device"], d["notes"]))
         plot(best, d["device"], a.out / "sweep_speedup.png")
         return
-    run(a.out, a.budget, [2**k for k in a.sizes])
+    rows = notes = None
+    if a.merge:
+        d = json.loads(a.merge.read_text())
+        redo = lambda r: r["model"] in a.models and r["n"] in [2**k for k in a.sizes]  # noqa
+        rows = [r for r in d["rows"] if not redo(r)]
+        notes = [t for t in d["notes"] if not t.startswith(tuple(a.models))]
+    run(a.out, a.budget, [2**k for k in a.sizes], a.models, rows, notes)
 
 
 if __name__ == "__main__":
