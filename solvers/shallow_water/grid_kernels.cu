@@ -433,8 +433,9 @@ __device__ void block_min_to(T v, typename Bits<T>::type* slot)
     if (tid < 32) {
         v = (tid < nw) ? part[tid] : Bits<T>::val(Bits<T>::inf);
         for (int o = 16; o > 0; o >>= 1) v = fmin(v, __shfl_down_sync(0xffffffffu, v, o));
-        if (tid == 0 && v < Bits<T>::val(*(volatile typename Bits<T>::type*)slot))
-            atomicMin(slot, Bits<T>::of(v));
+        // compare bit patterns: the slot starts as all ones (a NaN, which no float compares below)
+        const typename Bits<T>::type b = Bits<T>::of(v);
+        if (tid == 0 && b < *(volatile typename Bits<T>::type*)slot) atomicMin(slot, b);
     }
 }
 
