@@ -45,95 +45,101 @@ static __device__ __forceinline__ int mirror(int g, int n, bool neumann)
     return g;
 }
 
-// Edge gradients (40)–(47), edge Q (36)–(39), node Q (49) and the bracket H (48) of the node at
-// c (pointer into a tile with row stride sw).
+__device__ __forceinline__ float rsqrt_t(float a) { return rsqrtf(a); }
+__device__ __forceinline__ double rsqrt_t(double a) { return rsqrt(a); }
+
+// Edge gradients (40)–(47) of the node at c (pointer into a tile with row stride sw) on its four
+// edges E, W, N, S: gx[e], gy[e]. ih1 = 1/h1, ih2 = 1/h2.
 template <typename T>
-__device__ __forceinline__ void node_curvature(const T* c, const int sw, const T h1, const T h2,
-                                               T& Q, T& H)
+__device__ __forceinline__ void edge_gradients(const T* c, const int sw, const T ih1, const T ih2,
+                                               T gx[4], T gy[4])
 {
     const T p = c[0], pe = c[1], pw = c[-1], pn = c[sw], ps = c[-sw];
     const T cne = T(0.25) * ((p + pe) + (pn + c[sw + 1]));
     const T cnw = T(0.25) * ((pw + p) + (c[sw - 1] + pn));
     const T cse = T(0.25) * ((ps + c[-sw + 1]) + (p + pe));
     const T csw = T(0.25) * ((c[-sw - 1] + ps) + (pw + p));
-    const T gxE = (pe - p) / h1, gyE = (cne - cse) / h2;
-    const T gxW = (p - pw) / h1, gyW = (cnw - csw) / h2;
-    const T gxN = (cne - cnw) / h1, gyN = (pn - p) / h2;
-    const T gxS = (cse - csw) / h1, gyS = (p - ps) / h2;
-    const T qE = sqrt_t(T(1) + gxE * gxE + gyE * gyE);
-    const T qW = sqrt_t(T(1) + gxW * gxW + gyW * gyW);
-    const T qN = sqrt_t(T(1) + gxN * gxN + gyN * gyN);
-    const T qS = sqrt_t(T(1) + gxS * gxS + gyS * gyS);
-    H = (gxE / qE - gxW / qW) / h1 + (gyN / qN - gyS / qS) / h2;
-    Q = T(0.25) * ((qE + qW) + (qN + qS));
+    gx[0] = (pe - p) * ih1;    gy[0] = (cne - cse) * ih2;  // E (i+½, j)
+    gx[1] = (p - pw) * ih1;    gy[1] = (cnw - csw) * ih2;  // W (i−½, j)
+    gx[2] = (cne - cnw) * ih1; gy[2] = (pn - p) * ih2;     // N (i, j+½)
+    gx[3] = (cse - csw) * ih1; gy[3] = (p - ps) * ih2;     // S (i, j−½)
 }
 
-// Flux of (1/Q) P ∇w − ½ (w²/Q³) ∇φ through an edge in its normal direction m (0: x, 1: y).
+// Edge Q (36)–(39) as Q and 1/Q, node Q (49) and the bracket H (48) of the node at c.
 template <typename T>
-__device__ __forceinline__ T edge_flux(const T gx, const T gy, const T wx, const T wy, const T we,
-                                       const int m)
+__device__ __forceinline__ void node_curvature(const T* c, const int sw, const T ih1, const T ih2,
+                                               T& Q, T& H)
 {
-    const T iq = T(1) / sqrt_t(T(1) + gx * gx + gy * gy);
-    const T iq3 = iq * iq * iq;
-    if (m == 0)
-        return (iq - gx * gx * iq3) * wx - gx * gy * iq3 * wy - T(0.5) * we * we * iq3 * gx;
-    return -gx * gy * iq3 * wx + (iq - gy * gy * iq3) * wy - T(0.5) * we * we * iq3 * gy;
+    T gx[4], gy[4], iq[4], q[4];
+    edge_gradients(c, sw, ih1, ih2, gx, gy);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        const T a = T(1) + gx[e] * gx[e] + gy[e] * gy[e];
+        iq[e] = rsqrt_t(a);
+        q[e] = a * iq[e];
+    }
+    H = (gx[0] * iq[0] - gx[1] * iq[1]) * ih1 + (gy[2] * iq[2] - gy[3] * iq[3]) * ih2;
+    Q = T(0.25) * ((q[0] + q[1]) + (q[2] + q[3]));
 }
 
 // −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ), scheme (21) with the sign of SPEC §1.1, at the node at c
-// (φ tile, stride sw) whose w is at cw (w tile, stride ww).
+// (φ tile, stride sw) whose w is at cw (w tile, stride ww). E_mn = (1/Q)(δ_mn − ∂mφ ∂nφ/Q²) (53).
 template <typename T>
 __device__ __forceinline__ T willmore_node(const T* c, const int sw, const T* cw, const int ww,
-                                           const T h1, const T h2)
+                                           const T ih1, const T ih2)
 {
-    const T p = c[0], pe = c[1], pw = c[-1], pn = c[sw], ps = c[-sw];
-    const T cne = T(0.25) * ((p + pe) + (pn + c[sw + 1]));
-    const T cnw = T(0.25) * ((pw + p) + (c[sw - 1] + pn));
-    const T cse = T(0.25) * ((ps + c[-sw + 1]) + (p + pe));
-    const T csw = T(0.25) * ((c[-sw - 1] + ps) + (pw + p));
-    const T w0 = cw[0], we = cw[1], wwst = cw[-1], wn = cw[ww], wsth = cw[-ww];
-    const T dne = T(0.25) * ((w0 + we) + (wn + cw[ww + 1]));
-    const T dnw = T(0.25) * ((wwst + w0) + (cw[ww - 1] + wn));
-    const T dse = T(0.25) * ((wsth + cw[-ww + 1]) + (w0 + we));
-    const T dsw = T(0.25) * ((cw[-ww - 1] + wsth) + (wwst + w0));
-    const T gxE = (pe - p) / h1, gyE = (cne - cse) / h2;
-    const T gxW = (p - pw) / h1, gyW = (cnw - csw) / h2;
-    const T gxN = (cne - cnw) / h1, gyN = (pn - p) / h2;
-    const T gxS = (cse - csw) / h1, gyS = (p - ps) / h2;
-    const T qE = sqrt_t(T(1) + gxE * gxE + gyE * gyE);
-    const T qW = sqrt_t(T(1) + gxW * gxW + gyW * gyW);
-    const T qN = sqrt_t(T(1) + gxN * gxN + gyN * gyN);
-    const T qS = sqrt_t(T(1) + gxS * gxS + gyS * gyS);
-    const T Q = T(0.25) * ((qE + qW) + (qN + qS));
-    const T fE = edge_flux(gxE, gyE, (we - w0) / h1, (dne - dse) / h2, T(0.5) * (we + w0), 0);
-    const T fW = edge_flux(gxW, gyW, (w0 - wwst) / h1, (dnw - dsw) / h2, T(0.5) * (w0 + wwst), 0);
-    const T fN = edge_flux(gxN, gyN, (dne - dnw) / h1, (wn - w0) / h2, T(0.5) * (wn + w0), 1);
-    const T fS = edge_flux(gxS, gyS, (dse - dsw) / h1, (w0 - wsth) / h2, T(0.5) * (w0 + wsth), 1);
-    return -Q * ((fE - fW) / h1 + (fN - fS) / h2);
+    T gx[4], gy[4], wx[4], wy[4];
+    edge_gradients(c, sw, ih1, ih2, gx, gy);
+    edge_gradients(cw, ww, ih1, ih2, wx, wy);
+    const T w0 = cw[0];
+    const T we[4] = {T(0.5) * (cw[1] + w0), T(0.5) * (w0 + cw[-1]), T(0.5) * (cw[ww] + w0),
+                     T(0.5) * (w0 + cw[-ww])};
+    T flux[4], qsum = T(0);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+        const T a = T(1) + gx[e] * gx[e] + gy[e] * gy[e];
+        const T iq = rsqrt_t(a);
+        const T iq3 = iq * iq * iq;
+        qsum += a * iq;
+        const T g = e < 2 ? gx[e] : gy[e];  // the edge's normal direction
+        const T cross = -gx[e] * gy[e] * iq3;
+        flux[e] = (e < 2 ? (iq - gx[e] * gx[e] * iq3) * wx[e] + cross * wy[e]
+                         : cross * wx[e] + (iq - gy[e] * gy[e] * iq3) * wy[e])
+                  - T(0.5) * we[e] * we[e] * iq3 * g;
+    }
+    const T Q = T(0.25) * qsum;
+    return -Q * ((flux[0] - flux[1]) * ih1 + (flux[2] - flux[3]) * ih2);
 }
 
 // The derivatives p_ab = c X^(a)(x_i) Y^(b)(y_j) of the exact solution from the 1D tables.
 #define P(a, b) (cz * (tx[(a) * nx1 + i] * ty[(b) * ny1 + j]))
 
+// w(ζ) = (b1 + b3 c²) c / (1 + c² B) from the coefficient fields (rows B = 1, b1 = 7, b3 = 8)
 template <typename T>
-__device__ __forceinline__ T exact_w(const T* tx, const T* ty, int nx1, int ny1, int i, int j,
-                                     const T cz)
+__device__ __forceinline__ T exact_w(const T* coef, const int nn, const int g, const T cz)
 {
-    return mean_curvature_op<T>(P(1, 0), P(0, 1), P(2, 0), P(1, 1), P(0, 2));
+    const T c2 = cz * cz;
+    return (coef[7 * nn + g] + coef[8 * nn + g] * c2) * cz / (T(1) + c2 * coef[nn + g]);
 }
 
+// F = ζ_t − L[ζ]. Mean curvature: L from the derivatives (1D tables). Willmore: L[ζ] =
+// (a1 + a3 c² + ... + a9 c⁸) c / (1 + c² B)⁴ from the coefficient fields (rows G = 0, B = 1,
+// a1..a9 = 2..6; derive_forcing.py), far fewer operations than the expanded operator.
 template <typename T, bool WILLMORE>
-__device__ __forceinline__ T exact_forcing(const T* tx, const T* ty, int nx1, int ny1, int i,
-                                           int j, const T cz, const T zt)
+__device__ __forceinline__ T exact_forcing(const T* tx, const T* ty, const T* coef, int nx1,
+                                           int ny1, int i, int j, const T cz, const T zt)
 {
+    if (WILLMORE) {
+        const int nn = nx1 * ny1, g = j * nx1 + i;
+        const T c2 = cz * cz;
+        const T d = T(1) + c2 * coef[nn + g];
+        const T d2 = d * d;
+        const T num = ((((coef[6 * nn + g] * c2 + coef[5 * nn + g]) * c2 + coef[4 * nn + g]) * c2
+                        + coef[3 * nn + g]) * c2 + coef[2 * nn + g]) * cz;
+        return zt * coef[g] - num / (d2 * d2);
+    }
     const T d00 = tx[i] * ty[j];
-    T op;
-    if (WILLMORE)
-        op = willmore_op<T>(P(1, 0), P(0, 1), P(2, 0), P(1, 1), P(0, 2), P(3, 0), P(2, 1),
-                            P(1, 2), P(0, 3), P(4, 0), P(3, 1), P(2, 2), P(1, 3), P(0, 4));
-    else
-        op = mean_curvature_op<T>(P(1, 0), P(0, 1), P(2, 0), P(1, 1), P(0, 2));
-    return zt * d00 - op;
+    return zt * d00 - mean_curvature_op<T>(P(1, 0), P(0, 1), P(2, 0), P(1, 1), P(0, 2));
 }
 #undef P
 
@@ -220,9 +226,10 @@ __device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned 
 
 template <typename T, bool WILLMORE>
 __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4,
-                          const T* __restrict__ tx, const T* __restrict__ ty, double* ctl,
+                          const T* __restrict__ tx, const T* __restrict__ ty,
+                          const T* __restrict__ coef, double* ctl,
                           int* cti, unsigned long long* err, unsigned int* count, const int n1,
-                          const int n2, const T h1, const T h2, const T F, const int flags)
+                          const int n2, const T ih1, const T ih2, const T F, const int flags)
 {
     constexpr int R = WILLMORE ? 2 : 1;
     constexpr int SW = BX + 2 * R, SH = BY + 2 * R;  // φ tile
@@ -240,7 +247,7 @@ __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T*
     const double cstage = stage == 1 ? 0.0 : (stage == 4 ? tau / 2.0 : (stage == 5 ? tau : tau / 3.0));
     const double ts = ctl[C_T] + cstage;
     const double PI = 3.14159265358979323846;
-    const T cz = T(cos(PI * ts)), zt = T(-PI * sin(PI * ts));
+    const T cz = exact ? T(cospi(ts)) : T(0), zt = exact ? T(-PI * sinpi(ts)) : T(0);
     const int nx1 = n1 + 1, ny1 = n2 + 1;
     const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY;
     const int tid = threadIdx.y * BX + threadIdx.x;
@@ -265,11 +272,11 @@ __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T*
                     const int cj = ly + 1 + (gj == 0) - (gj == n2);
                     if (ci >= 1 && ci <= SW - 2 && cj >= 1 && cj <= SH - 2) {
                         T Q, H;
-                        node_curvature(s + cj * SW + ci, SW, h1, h2, Q, H);
+                        node_curvature(s + cj * SW + ci, SW, ih1, ih2, Q, H);
                         w = Q * H;
                     }
                 } else if (exact) {
-                    w = exact_w(tx, ty, nx1, ny1, gi, gj, cz);
+                    w = exact_w(coef, nx1 * ny1, gj * nx1 + gi, cz);
                 }
             }
             sw[q] = w;
@@ -289,13 +296,13 @@ __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T*
         } else {
             const T* c = s + (threadIdx.y + R) * SW + threadIdx.x + R;
             if (WILLMORE) {
-                f = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, h1, h2);
+                f = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, ih1, ih2);
             } else {
                 T Q, H;
-                node_curvature(c, SW, h1, h2, Q, H);
+                node_curvature(c, SW, ih1, ih2, Q, H);
                 f = Q * H;
             }
-            if (exact) f = f + exact_forcing<T, WILLMORE>(tx, ty, nx1, ny1, i, j, cz, zt);
+            if (exact) f = f + exact_forcing<T, WILLMORE>(tx, ty, coef, nx1, ny1, i, j, cz, zt);
             if (F != T(0)) f = f + F;
         }
     }
@@ -340,31 +347,31 @@ __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T*
 template <typename T>
 __global__ void __launch_bounds__(BX * BY)
 mc_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __restrict__ tx,
-         const T* __restrict__ ty, double* ctl, int* cti, unsigned long long* err,
-         unsigned int* count, const int n1, const int n2, const T h1, const T h2, const T F,
+         const T* __restrict__ ty, const T* __restrict__ coef, double* ctl, int* cti, unsigned long long* err,
+         unsigned int* count, const int n1, const int n2, const T ih1, const T ih2, const T F,
          const int flags)
 {
-    rkm_stage<T, false>(stage, u0, u1, k1, k2, k3, k4, tx, ty, ctl, cti, err, count, n1, n2, h1,
-                        h2, F, flags);
+    rkm_stage<T, false>(stage, u0, u1, k1, k2, k3, k4, tx, ty, coef, ctl, cti, err, count, n1, n2, ih1,
+                        ih2, F, flags);
 }
 
 template <typename T>
 __global__ void __launch_bounds__(BX * BY)
 wm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __restrict__ tx,
-         const T* __restrict__ ty, double* ctl, int* cti, unsigned long long* err,
-         unsigned int* count, const int n1, const int n2, const T h1, const T h2, const T F,
+         const T* __restrict__ ty, const T* __restrict__ coef, double* ctl, int* cti, unsigned long long* err,
+         unsigned int* count, const int n1, const int n2, const T ih1, const T ih2, const T F,
          const int flags)
 {
-    rkm_stage<T, true>(stage, u0, u1, k1, k2, k3, k4, tx, ty, ctl, cti, err, count, n1, n2, h1,
-                       h2, F, flags);
+    rkm_stage<T, true>(stage, u0, u1, k1, k2, k3, k4, tx, ty, coef, ctl, cti, err, count, n1, n2, ih1,
+                       ih2, F, flags);
 }
 
 // One right-hand-side evaluation f(t, u) on all nodes (no τ, no stage combination): the kernel
 // the GPU tests compare with the NumPy float64 reference, and the one the timing script measures.
 template <typename T, bool WILLMORE>
 __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
-                         const T* __restrict__ ty, const double t, const int n1, const int n2,
-                         const T h1, const T h2, const T F, const int flags)
+                         const T* __restrict__ ty, const T* __restrict__ coef, const double t, const int n1, const int n2,
+                         const T ih1, const T ih2, const T F, const int flags)
 {
     constexpr int R = WILLMORE ? 2 : 1;
     constexpr int SW = BX + 2 * R, SH = BY + 2 * R;
@@ -373,7 +380,7 @@ __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __
     __shared__ T sw[WILLMORE ? WH * WW : 1];
     const bool neumann = flags & FLAG_NEUMANN, exact = flags & FLAG_EXACT;
     const double PI = 3.14159265358979323846;
-    const T cz = T(cos(PI * t)), zt = T(-PI * sin(PI * t));
+    const T cz = exact ? T(cospi(t)) : T(0), zt = exact ? T(-PI * sinpi(t)) : T(0);
     const int nx1 = n1 + 1, ny1 = n2 + 1;
     const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY;
     const int tid = threadIdx.y * BX + threadIdx.x;
@@ -394,11 +401,11 @@ __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __
                     const int cj = ly + 1 + (gj == 0) - (gj == n2);
                     if (ci >= 1 && ci <= SW - 2 && cj >= 1 && cj <= SH - 2) {
                         T Q, H;
-                        node_curvature(s + cj * SW + ci, SW, h1, h2, Q, H);
+                        node_curvature(s + cj * SW + ci, SW, ih1, ih2, Q, H);
                         w = Q * H;
                     }
                 } else if (exact) {
-                    w = exact_w(tx, ty, nx1, ny1, gi, gj, cz);
+                    w = exact_w(coef, nx1 * ny1, gj * nx1 + gi, cz);
                 }
             }
             sw[q] = w;
@@ -415,13 +422,13 @@ __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __
     } else {
         const T* c = s + (threadIdx.y + R) * SW + threadIdx.x + R;
         if (WILLMORE) {
-            out = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, h1, h2);
+            out = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, ih1, ih2);
         } else {
             T Q, H;
-            node_curvature(c, SW, h1, h2, Q, H);
+            node_curvature(c, SW, ih1, ih2, Q, H);
             out = Q * H;
         }
-        if (exact) out = out + exact_forcing<T, WILLMORE>(tx, ty, nx1, ny1, i, j, cz, zt);
+        if (exact) out = out + exact_forcing<T, WILLMORE>(tx, ty, coef, nx1, ny1, i, j, cz, zt);
         if (F != T(0)) out = out + F;
     }
     f[j * nx1 + i] = out;
@@ -430,17 +437,17 @@ __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __
 template <typename T>
 __global__ void __launch_bounds__(BX * BY)
 mc_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
-       const T* __restrict__ ty, const double t, const int n1, const int n2, const T h1,
-       const T h2, const T F, const int flags)
+       const T* __restrict__ ty, const T* __restrict__ coef, const double t, const int n1, const int n2, const T ih1,
+       const T ih2, const T F, const int flags)
 {
-    rhs_eval<T, false>(u, f, tx, ty, t, n1, n2, h1, h2, F, flags);
+    rhs_eval<T, false>(u, f, tx, ty, coef, t, n1, n2, ih1, ih2, F, flags);
 }
 
 template <typename T>
 __global__ void __launch_bounds__(BX * BY)
 wm_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
-       const T* __restrict__ ty, const double t, const int n1, const int n2, const T h1,
-       const T h2, const T F, const int flags)
+       const T* __restrict__ ty, const T* __restrict__ coef, const double t, const int n1, const int n2, const T ih1,
+       const T ih2, const T F, const int flags)
 {
-    rhs_eval<T, true>(u, f, tx, ty, t, n1, n2, h1, h2, F, flags);
+    rhs_eval<T, true>(u, f, tx, ty, coef, t, n1, n2, ih1, ih2, F, flags);
 }

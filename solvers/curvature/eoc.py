@@ -48,23 +48,26 @@ def eoc(errors, sizes):
     return out
 
 
-def table(model, sizes, **kw):
-    rows = []
+HEADER = ["| N | L1 error | EOC | L2 error | EOC | L∞ error | EOC | steps | wall s |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+
+
+def table(model, sizes, log=None, **kw):
+    """The Markdown table of errors and EOCs; each row goes to `log` as soon as it is known."""
+    lines = list(HEADER)
+    for line in lines:
+        log and log(line)
     errs = []
     for n in sizes:
         e, wall, steps = space_time_errors(model, n, **kw)
         errs.append(e)
-        rows.append((n, e, wall, steps))
-    orders = eoc(errs, sizes)
-    lines = ["| N | L1 error | EOC | L2 error | EOC | L∞ error | EOC | steps | wall s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (n, e, wall, steps), o in zip(rows, orders):
-        o = o or (None, None, None)
+        o = eoc(errs, sizes[:len(errs)])[-1] or (None, None, None)
         cells = []
         for ek, ok in zip(e, o):
             cells += [f"{ek:.2e}", "" if ok is None else f"{ok:.2f}"]
         lines.append(f"| {n}² | " + " | ".join(cells) + f" | {steps} | {wall:.2f} |")
-    return "\n".join(lines), errs, orders
+        log and log(lines[-1])
+    return "\n".join(lines), errs, eoc(errs, sizes)
 
 
 def main(argv=None):
@@ -82,11 +85,10 @@ def main(argv=None):
         kw["tolerance"] = a.tolerance
     if a.kernel is not None:
         kw["kernel"] = a.kernel
-    text, _, _ = table(a.model, a.sizes, dtype=a.dtype, backend=a.backend, samples=a.samples,
-                       **kw)
     print(f"{a.model} eoc-exact, {a.dtype}, backend {a.backend}, T = {T_END}, "
-          f"M = {a.samples} samples")
-    print(text, flush=True)
+          f"M = {a.samples} samples", flush=True)
+    table(a.model, a.sizes, log=lambda s: print(s, flush=True), dtype=a.dtype,
+          backend=a.backend, samples=a.samples, **kw)
 
 
 if __name__ == "__main__":

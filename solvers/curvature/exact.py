@@ -5,8 +5,12 @@
 so every partial derivative is ∂x^a ∂y^b ζ = cos(πt) X^(a)(x) Y^(b)(y). The 1D derivatives come from
 Leibniz's rule over ((x/r)^n − 1) (a falling factorial, any integer n ≥ 1) and exp(−σx²) (the
 polynomials h_m derived by sympy in `derive_forcing.py`); the operators of SPEC §1.1 applied to ζ are
-the generated `exact_ops` functions of these derivatives. F = ζ_t − L[ζ] is therefore exact (no
-numerical differencing) for any r > 0, integer n ≥ 1 and σ.
+the generated `exact_ops` functions of these derivatives. Since every derivative carries the factor
+c = cos(πt), the operators are rational in c with fixed fields: w[ζ] = (b1 c + b3 c³)/(1 + c²B) and
+L_w[ζ] = (a1 c + a3 c³ + ... + a9 c⁹)/(1 + c²B)⁴, B = |∇g|² (derive_forcing.py finds and checks these
+forms); the coefficient fields are evaluated once in float64, so the forcing at any time costs a few
+operations per node. F = ζ_t − L[ζ] is exact (no numerical differencing) for any r > 0, integer
+n ≥ 1 and σ.
 """
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ from math import comb, cos, pi, sin
 
 import numpy as np
 
-from .exact_ops import MC_ARGS, W_ARGS, gauss_derivative_polys, mean_curvature_op, willmore_op
+from .exact_ops import (MC_DEN_POWER, W_DEN_POWER, gauss_derivative_polys,
+                        mean_curvature_coefficients, willmore_coefficients)
 
 KMAX = 4
 
@@ -42,7 +47,10 @@ def derivative_table(x, r: float, n: int, sigma: float) -> np.ndarray:
 
 
 class ExactSolution:
-    """ζ and the forcing of `eoc-exact` on the nodes x (len N1+1), y (len N2+1), as xp arrays."""
+    """ζ and the forcing of `eoc-exact` on the nodes x (len N1+1), y (len N2+1), as xp arrays.
+
+    `coef` holds the fields [g, B, a1, a3, a5, a7, a9, b1, b3] (Willmore) or [g, B, b1, b3]
+    (mean curvature), shape (rows, N2+1, N1+1), in the run's dtype."""
 
     def __init__(self, x, y, r: float, n: int, sigma: float, willmore: bool, xp, dtype):
         self.tx = derivative_table(x, r, n, sigma)
@@ -50,32 +58,49 @@ class ExactSolution:
         self.willmore = willmore
         self.xp = xp
         kmax = 4 if willmore else 2
-        # D_ab = X^(a)(x) Y^(b)(y) on all nodes, computed in float64, stored in the run's dtype
-        self.d = {(a, b): xp.asarray(np.outer(self.ty[b], self.tx[a]), dtype=dtype)
-                  for a in range(kmax + 1) for b in range(kmax + 1 - a)}
+        q = {f"q{a}{b}": np.outer(self.ty[b], self.tx[a])  # ∂x^a ∂y^b g, float64
+             for a in range(kmax + 1) for b in range(kmax + 1 - a)}
+        rows = [q["q00"], q["q10"] ** 2 + q["q01"] ** 2]
+        mc = [q[k] for k in ("q10", "q01", "q20", "q11", "q02")]
+        if willmore:
+            w_args = [q[k] for k in ("q10", "q01", "q20", "q11", "q02", "q30", "q21", "q12",
+                                     "q03", "q40", "q31", "q22", "q13", "q04")]
+            rows += willmore_coefficients(*w_args)
+        rows += mean_curvature_coefficients(*mc)
+        self.coef = xp.asarray(np.stack([np.broadcast_to(r_, q["q00"].shape) for r_ in rows]),
+                               dtype=dtype)
+        self._b = 7 if willmore else 2  # first row of b1, b3
 
-    def zeta(self, t: float, xp=None):
-        return cos(pi * t) * self.d[0, 0]
+    def zeta(self, t: float):
+        return cos(pi * t) * self.coef[0]
 
     def zeta_t(self, t: float):
-        return (-pi * sin(pi * t)) * self.d[0, 0]
-
-    def _derivs(self, t: float, names, sl):
-        c = cos(pi * t)
-        return [c * self.d[int(p[1]), int(p[2])][sl] for p in names]
+        return (-pi * sin(pi * t)) * self.coef[0]
 
     def w(self, t: float, sl=(slice(None), slice(None))):
         """w[ζ] = Q ∇·(∇ζ/Q) (the Willmore boundary value w(g) of SPEC §1.2/§1.5)."""
-        return mean_curvature_op(*self._derivs(t, MC_ARGS, sl), xp=self.xp)
+        c = cos(pi * t)
+        k = self._b
+        co = self.coef[(slice(None),) + tuple(sl)]
+        return (co[k] + co[k + 1] * (c * c)) * c / (1 + (c * c) * co[1]) ** MC_DEN_POWER
+
+    def operator(self, t: float, sl=(slice(1, -1), slice(1, -1))):
+        """L[ζ(t)] (the flow's right-hand side without forcing), default: interior nodes."""
+        if not self.willmore:
+            return self.w(t, sl)
+        c = cos(pi * t)
+        c2 = c * c
+        co = self.coef[(slice(None),) + tuple(sl)]
+        d = 1 + c2 * co[1]
+        d2 = d * d
+        num = ((((co[6] * c2 + co[5]) * c2 + co[4]) * c2 + co[3]) * c2 + co[2]) * c
+        assert W_DEN_POWER == 4
+        return num / (d2 * d2)
 
     def forcing(self, t: float):
         """F = ζ_t − L[ζ] at the interior nodes (shape (N2−1, N1−1))."""
         sl = (slice(1, -1), slice(1, -1))
-        if self.willmore:
-            op = willmore_op(*self._derivs(t, W_ARGS, sl), xp=self.xp)
-        else:
-            op = mean_curvature_op(*self._derivs(t, MC_ARGS, sl), xp=self.xp)
-        return self.zeta_t(t)[sl] - op
+        return self.zeta_t(t)[sl] - self.operator(t, sl)
 
     def tables(self, dtype):
         """The 1D tables (5, N1+1) and (5, N2+1) the fused kernels evaluate the forcing from."""

@@ -59,14 +59,15 @@ class FusedRKM:
         real = sim.real
         if sim.exact is not None:
             self.tx, self.ty = sim.exact.tables(sim.dtype)
+            self.coef = sim.exact.coef
         else:
-            self.tx = self.ty = cp.zeros(1, dtype=sim.dtype)
+            self.tx = self.ty = self.coef = cp.zeros(1, dtype=sim.dtype)
         n2p1, n1p1 = phi.shape
         self.n1, self.n2 = n1p1 - 1, n2p1 - 1
         self.flags = (FLAG_NEUMANN if sim.neumann else 0) | (FLAG_EXACT if sim.exact is not None
                                                             else 0)
         self.grid = ((n1p1 + BX - 1) // BX, (n2p1 + BY - 1) // BY)
-        self.scalars = (np.int32(self.n1), np.int32(self.n2), real(sim.h1), real(sim.h2),
+        self.scalars = (np.int32(self.n1), np.int32(self.n2), real(1.0 / sim.h1), real(1.0 / sim.h2),
                         real(sim.params["F"]), np.int32(self.flags))
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph = None
@@ -77,7 +78,7 @@ class FusedRKM:
     def _launch_attempt(self):
         u, ks = self.u, self.ks
         for s in range(1, 6):
-            self.stage(self.grid, (BX, BY), (np.int32(s), u[0], u[1], *ks, self.tx, self.ty,
+            self.stage(self.grid, (BX, BY), (np.int32(s), u[0], u[1], *ks, self.tx, self.ty, self.coef,
                                              self.ctl, self.cti, self.err, self.count,
                                              *self.scalars))
 
@@ -174,7 +175,7 @@ class FusedRKM:
         u = cp.ascontiguousarray(u, dtype=self.sim.dtype)
         f = cp.empty_like(u)
         kern = self.k["wm_rhs" if self.sim.willmore else "mc_rhs"]
-        kern(self.grid, (BX, BY), (u, f, self.tx, self.ty, np.float64(t), *self.scalars))
+        kern(self.grid, (BX, BY), (u, f, self.tx, self.ty, self.coef, np.float64(t), *self.scalars))
         if self.sim.neumann:
             neumann_fill(f)
         return f

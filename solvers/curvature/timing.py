@@ -53,7 +53,7 @@ def kernel_rates(model, nx, dtype, bw, repeats=50):
     _arm(f, sim)
     a, b = _events()
     for s, arrays in stage_arrays.items():
-        args = (np.int32(s), f.u[0], f.u[1], *f.ks, f.tx, f.ty, f.ctl, f.cti, f.err, f.count,
+        args = (np.int32(s), f.u[0], f.u[1], *f.ks, f.tx, f.ty, f.coef, f.ctl, f.cti, f.err, f.count,
                 *f.scalars)
         f.stage(f.grid, (fz.BX, fz.BY), args)
         a.record()
@@ -67,7 +67,7 @@ def kernel_rates(model, nx, dtype, bw, repeats=50):
     u = f.u[0]
     fo = cp.empty_like(u)
     kern = f.k["wm_rhs" if sim.willmore else "mc_rhs"]
-    args = (u, fo, f.tx, f.ty, np.float64(0.01), *f.scalars)
+    args = (u, fo, f.tx, f.ty, f.coef, np.float64(0.01), *f.scalars)
     kern(f.grid, (fz.BX, fz.BY), args)
     a.record()
     for _ in range(repeats):

@@ -171,3 +171,20 @@ def test_ny_defaults_to_nx_and_may_differ():
     b.advance(0.02)
     err = np.abs(b.fields()["phi"] - b.exact_phi()).max()
     assert err < 0.05
+
+
+def test_rational_coefficient_form_equals_the_expanded_operators():
+    """ζ = c g: the coefficient fields (what the forcing is evaluated from) reproduce the
+    expanded sympy operators at random derivative values and several c."""
+    from solvers.curvature import exact_ops as eo
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=(14, 50))
+    B = q[0] ** 2 + q[1] ** 2
+    a = eo.willmore_coefficients(*q)
+    b = eo.mean_curvature_coefficients(*q[:5])
+    for c in (1.0, 0.6, -0.3):
+        d = 1 + c * c * B
+        lw = sum(am * c ** (2 * m + 1) for m, am in enumerate(a)) / d**eo.W_DEN_POWER
+        w = sum(bm * c ** (2 * m + 1) for m, bm in enumerate(b)) / d**eo.MC_DEN_POWER
+        np.testing.assert_allclose(lw, eo.willmore_op(*(c * q)), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(w, eo.mean_curvature_op(*(c * q[:5])), rtol=1e-12, atol=1e-14)
