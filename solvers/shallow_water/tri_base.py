@@ -5,6 +5,7 @@ numbering, the `array`/NumPy and `fused` steps, and the benchmark work counts.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import ClassVar
 
 import numpy as np
@@ -35,9 +36,20 @@ COMMON_PARAMS = (
     Param("assembly", "str", "auto", "Fused GPU path: edge (edge kernel writing per-edge "
           "slots, then cell kernels), atomic (edge kernel with atomicAdd into the cells), cell "
           "(one thread per cell computing its three edge fluxes: no scatter, fluxes twice); "
-          "auto = edge for Roe/IR-Roe, cell for PVM-IFCP.", choices=ASSEMBLIES),
+          "auto = cell for one layer and PVM-IFCP, edge for the two-layer Roe schemes.", choices=ASSEMBLIES),
     SEED,
 )
+
+
+@lru_cache(maxsize=4)
+def generated_mesh(cells: int, seed: int):
+    """The generated square mesh (cached: read-only, shared by simulations of the same size)."""
+    return square_mesh(cells, seed=seed)
+
+
+@lru_cache(maxsize=6)
+def generated_tables(cells: int, seed: int, renumber: str) -> FVTables:
+    return FVTables.build(generated_mesh(cells, seed), renumber)
 
 
 def scheme_param(default: str) -> Param:
@@ -67,7 +79,7 @@ class TriShallowWater(Simulation):
             if mesh.n_cells < 2:
                 raise MeshError(f"mesh '{p['mesh']}' has {mesh.n_cells} triangle; allowed: >= 2")
             return mesh
-        return square_mesh(p["cells"], seed=p["seed"])
+        return generated_mesh(p["cells"], p["seed"])
 
     def _initial(self, x, y) -> tuple[dict, np.ndarray]:
         """Scenario initial state at the cell centroids: ({name: values}, H)."""
@@ -77,7 +89,8 @@ class TriShallowWater(Simulation):
         p = self.params
         xp = self.xp
         self.mesh = self._mesh()
-        self.tables = FVTables.build(self.mesh, p["renumber"])
+        self.tables = (FVTables.build(self.mesh, p["renumber"]) if p["mesh"] else
+                       generated_tables(p["cells"], p["seed"], p["renumber"]))
         x, y = self.tables.centroids[:, 0], self.tables.centroids[:, 1]
         init, H = self._initial(x, y)
         for k in self.mass_fields:
@@ -103,10 +116,8 @@ class TriShallowWater(Simulation):
 
     @property
     def assembly(self) -> str:
-        a = self.params["assembly"]
-        if a == "auto":
-            return "cell" if self.params["scheme"] == "pvm-ifcp" else "edge"
-        return a
+        """The assembly the fused path uses ('auto' resolved)."""
+        return self.gpu.assembly if self.gpu is not None else "array"
 
     # ---- stepping -----------------------------------------------------------------------
     def _step(self, dt_limit):

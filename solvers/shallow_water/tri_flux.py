@@ -34,12 +34,18 @@ classical scheme of seed 004: the 6×6 Cartesian eigenvector matrix K is inverte
 edge (Gauss–Jordan, partial pivoting) and P⁻ = ½ K (I − sgn Λ) K⁻¹ applied to Z.
 `pvm-ifcp` needs no eigenvectors: the external/internal speed approximations
 u_m ± √(g(h̄1+h̄2)), u_w ± √((1−r) g h̄1 h̄2/(h̄1+h̄2)) of the Roe state.
+Where the two-layer Roe matrix loses hyperbolicity (complex internal eigenvalues: strong shear,
+Kelvin–Helmholtz; e.g. seed 004's test 2 just after t = 0.1), it has no eigenvector basis; the
+Roe schemes then use the IFCP viscosity on that edge (as the GPU kernels do).
 Wall edges (no right cell) use the mirror state (qn → −qn), so q·n = 0 there.
 """
 from __future__ import annotations
 
+import numpy as np
+
 SCHEMES = ("roe", "ir-roe", "pvm-ifcp")
 NEWTON_IT = 16  # Newton iterations for the outer roots of the two-layer quartic
+HYPERBOLIC_EPS = 1e-8  # (λ3 − λ2)² below this times (c1² + c2²): no eigenvector basis
 
 
 def _sgn(xp, x):
@@ -157,8 +163,8 @@ def _a3(v, un, ut, c):
 # ---- two layers ----------------------------------------------------------------------------
 def quartic_roots(xp, d1, d2, c1, c2, r):
     """The four real roots μ1 ≤ μ2 ≤ μ3 ≤ μ4 of ((μ − d1)² − c1²)((μ − d2)² − c2²) = r c1² c2²
-    (inner pair from the deflated quadratic; a negative discriminant, i.e. a loss of
-    hyperbolicity, is clipped to a double root)."""
+    and the discriminant (μ3 − μ2)² of the deflated quadratic (inner pair); a negative one
+    (complex internal eigenvalues: a loss of hyperbolicity) is clipped to a double root."""
     b1, e1 = -2 * d1, d1 * d1 - c1 * c1
     b2, e2 = -2 * d2, d2 * d2 - c2 * c2
     a3 = b1 + b2
@@ -178,8 +184,9 @@ def quartic_roots(xp, d1, d2, c1, c2, r):
     s, m = m1 + m4, m1 * m4
     P = a3 + s
     Q = a2 + s * P - m
-    disc = xp.sqrt(xp.maximum(P * P - 4 * Q, 0))
-    return m1, 0.5 * (-P - disc), 0.5 * (-P + disc), m4
+    disc2 = P * P - 4 * Q
+    disc = xp.sqrt(xp.maximum(disc2, 0))
+    return m1, 0.5 * (-P - disc), 0.5 * (-P + disc), m4, disc2
 
 
 def _approx_speeds(xp, h1, h2, u1, u2, g, r):
@@ -229,7 +236,8 @@ def two_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g, r):
          n2R - n2L,
          n2R * n2R / h2R - n2L * n2L / h2L + c2s * (r * dh1 + dh2 - dH),
          n2R * t2R / h2R - n2L * t2L / h2L)
-    if scheme == "pvm-ifcp":
+
+    def pvm():
         l1, l2, l3, l4 = _approx_speeds(xp, hb1, hb2, u1, u2, g, r)
         s_ext = xp.where(l1 + l4 < 0, -1.0, 1.0).astype(hb1.dtype)
         chi = s_ext * xp.maximum(xp.abs(l2), xp.abs(l3))
@@ -238,10 +246,16 @@ def two_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g, r):
         av = _a6(v, u1, v1, c1s, u2, v2, c2s, r)
         aav = _a6(av, u1, v1, c1s, u2, v2, c2s, r)
         dm = [0.5 * (z[k] - (al0 * v[k] + al1 * av[k] + al2 * aav[k])) for k in range(6)]
-        smax = xp.maximum(xp.abs(l1), xp.abs(l4))
+        return dm, xp.maximum(xp.abs(l1), xp.abs(l4))
+
+    if scheme == "pvm-ifcp":
+        dm, smax = pvm()
     else:
         um = 0.5 * (u1 + u2)
-        m = quartic_roots(xp, u1 - um, u2 - um, xp.sqrt(c1s), xp.sqrt(c2s), r)
+        *m, disc2 = quartic_roots(xp, u1 - um, u2 - um, xp.sqrt(c1s), xp.sqrt(c2s), r)
+        # complex (or nearly double) internal eigenvalues: no eigenvector basis; the edge
+        # falls back to the IFCP viscosity, which needs none
+        fallback = ~(disc2 > HYPERBOLIC_EPS * (c1s + c2s))
         lam = [mk + um for mk in m]
         smax = xp.maximum(xp.abs(lam[0]), xp.abs(lam[3]))
         # entropy fix: the approximate speeds of the left and right states
@@ -259,17 +273,33 @@ def two_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g, r):
             Lf.append(((lk - 2 * u1) * r * c2s, r * c2s, (lk - 2 * u2) * b, b))
         if scheme == "ir-roe":
             dm = [0 * z[0] for _ in range(6)]
-            for k in range(4):
-                x, l = X[k], Lf[k]
-                norm = l[0] * x[0] + l[1] * x[1] + l[2] * x[3] + l[3] * x[4]
-                alpha = (l[0] * z[0] + l[1] * z[1] + l[2] * z[3] + l[3] * z[4]) / norm
-                w = theta[k] * alpha
-                for i in range(6):
-                    dm[i] = dm[i] + w * x[i]
+            with np.errstate(all="ignore"):
+                for k in range(4):
+                    x, l = X[k], Lf[k]
+                    norm = l[0] * x[0] + l[1] * x[1] + l[2] * x[3] + l[3] * x[4]
+                    alpha = (l[0] * z[0] + l[1] * z[1] + l[2] * z[3] + l[3] * z[4]) / norm
+                    w = theta[k] * alpha
+                    for i in range(6):
+                        dm[i] = dm[i] + w * x[i]
             dm[2] = dm[2] + th_t1 * (z[2] - v1 * z[0])
             dm[5] = dm[5] + th_t2 * (z[5] - v2 * z[3])
+            if bool(fallback.any()):
+                dp, _ = pvm()
+                dm = [xp.where(fallback, b, a) for a, b in zip(dm, dp)]
         else:
-            return _classical_roe(xp, z, X, theta, th_t1, th_t2, nx, ny, smax)
+            DL, DR, smax = _classical_roe(xp, z, X, theta, th_t1, th_t2, nx, ny, smax, fallback)
+            if bool(fallback.any()):
+                dp, _ = pvm()
+                DLp, DRp = _to_cartesian(xp, dp, z, nx, ny)
+                DL = tuple(xp.where(fallback, b, a) for a, b in zip(DL, DLp))
+                DR = tuple(xp.where(fallback, b, a) for a, b in zip(DR, DRp))
+            return DL, DR, smax
+    DL, DR = _to_cartesian(xp, dm, z, nx, ny)
+    return DL, DR, smax
+
+
+def _to_cartesian(xp, dm, z, nx, ny):
+    """(DL, DR) in Cartesian components from the normal-frame D⁻ and fluctuation Z."""
     d1x, d1y = _unrotate(dm[1], dm[2], nx, ny)
     d2x, d2y = _unrotate(dm[4], dm[5], nx, ny)
     z1x, z1y = _unrotate(z[1], z[2], nx, ny)
@@ -277,10 +307,10 @@ def two_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g, r):
     DL = (dm[0], d1x, d1y, dm[3], d2x, d2y)
     ZC = (z[0], z1x, z1y, z[3], z2x, z2y)
     DR = tuple(zc - dl for zc, dl in zip(ZC, DL))
-    return DL, DR, smax
+    return DL, DR
 
 
-def _classical_roe(xp, z, X, theta, th_t1, th_t2, nx, ny, smax):
+def _classical_roe(xp, z, X, theta, th_t1, th_t2, nx, ny, smax, fallback):
     """Seed 004's classical Roe: P⁻ = ½ K (I − sgn Λ) K⁻¹ with the 6×6 Cartesian eigenvector
     matrix K inverted numerically per edge, applied to the Cartesian fluctuation."""
     E = z[0].shape[0]
@@ -293,6 +323,8 @@ def _classical_roe(xp, z, X, theta, th_t1, th_t2, nx, ny, smax):
         cx2, cy2 = _unrotate(x[4], x[5], nx, ny)
         for i, val in enumerate((x[0], cx1, cy1, x[3], cx2, cy2)):
             K[:, i, j] = val
+    # fallback edges (singular K) get the identity here; their result is replaced
+    K[fallback] = xp.eye(6, dtype=dt)
     Kinv = gauss_jordan_inverse(xp, K)
     th = xp.stack(list(theta) + [th_t1, th_t2], axis=1)  # (E, 6)
     z1x, z1y = _unrotate(z[1], z[2], nx, ny)

@@ -1,0 +1,114 @@
+"""The fused GPU path of the triangle finite volumes: launches the kernels of tri_one.cu /
+tri_two.cu (see tri_common.cuh for the three assemblies) on the tables of tri_fv.FVTables.
+
+Per step: [edge kernel → cell_dt] (assembly edge or atomic) or [cells] (assembly cell), then the
+one scalar Δt comes to the host (the base class needs it for t), then cell_update.
+All kernels of a file are compiled together once per dtype (one NVRTC call, cached).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..core.backend import load_kernels
+from .tri_fv import FVTables
+
+HERE = Path(__file__).resolve().parent
+SCHEME_TAG = {"roe": "roe", "ir-roe": "irroe", "pvm-ifcp": "pvm"}
+BLOCK_EDGE = 128
+BLOCK_CELL = 128
+
+
+def auto_assembly(layers: int, scheme: str) -> str:
+    """Cell-fused where the flux is cheap (one layer, PVM-IFCP: computing each edge twice costs
+    less than the accumulator traffic), edge slots for the eigen-decomposing two-layer Roe
+    schemes."""
+    return "cell" if layers == 1 or scheme == "pvm-ifcp" else "edge"
+
+
+def kernel_names(layers: int) -> list[str]:
+    names = []
+    for s in SCHEME_TAG.values():
+        for a in ("edges", "atomic", "cells"):
+            for mix in ("", "_mixed"):
+                names.append(f"{a}_{s}{layers}{mix}")
+    return names + ["cell_dt", f"update{layers}"]
+
+
+def load(layers: int, dtype: str) -> dict:
+    cu = HERE / ("tri_one.cu" if layers == 1 else "tri_two.cu")
+    return load_kernels(cu, dtype, kernel_names(layers), options=(f"-I{HERE}",))
+
+
+class FusedFV:
+    def __init__(self, tables: FVTables, dtype: str, layers: int, scheme: str, g: float,
+                 r: float, eig_mixed: bool, assembly: str):
+        import cupy as cp
+        self.cp = cp
+        if assembly == "auto":
+            assembly = auto_assembly(layers, scheme)
+        self.assembly = assembly
+        self.layers, self.nv = layers, 3 * layers
+        self.real = np.dtype(dtype).type
+        self.g, self.r = float(g), float(r)
+        k = load(layers, dtype)
+        tag = f"{SCHEME_TAG[scheme]}{layers}{'_mixed' if eig_mixed else ''}"
+        name = {"edge": "edges", "atomic": "atomic", "cell": "cells"}[assembly]
+        self.k_flux = k[f"{name}_{tag}"]
+        self.k_dt = k["cell_dt"]
+        self.k_update = k[f"update{layers}"]
+        m, ne = tables.n_cells, tables.n_edges
+        self.m, self.ne = np.int32(m), np.int32(ne)
+        f = lambda a: cp.asarray(np.ascontiguousarray(a), dtype=dtype)  # noqa: E731
+        i = lambda a: cp.asarray(np.ascontiguousarray(a), dtype=np.int32)  # noqa: E731
+        self.area = f(tables.area)
+        if assembly == "cell":
+            pos_l = tables.slot_l.astype(np.int64) * m + tables.edge_l
+            inner = tables.edge_r >= 0
+            pos_r = (tables.slot_r.astype(np.int64) * m + tables.edge_r)[inner]
+            nbr = np.full(3 * m, -1, dtype=np.int64)
+            cnx, cny, clen = (np.zeros(3 * m) for _ in range(3))
+            nbr[pos_l] = tables.edge_r
+            cnx[pos_l], cny[pos_l], clen[pos_l] = tables.nx, tables.ny, tables.length
+            nbr[pos_r] = tables.edge_l[inner]
+            cnx[pos_r], cny[pos_r] = -tables.nx[inner], -tables.ny[inner]
+            clen[pos_r] = tables.length[inner]
+            self.nbr, self.cnx, self.cny, self.clen = i(nbr), f(cnx), f(cny), f(clen)
+            self.ns = 1
+        else:
+            self.L, self.R = i(tables.edge_l), i(tables.edge_r)
+            self.posL = i(tables.slot_l.astype(np.int64) * m + tables.edge_l)
+            self.posR = i(np.where(tables.edge_r >= 0,
+                                   tables.slot_r.astype(np.int64) * m + tables.edge_r, -1))
+            self.nx, self.ny, self.len = f(tables.nx), f(tables.ny), f(tables.length)
+            self.ns = 3 if assembly == "edge" else 1
+        self.acc = cp.zeros(self.nv * self.ns * m, dtype=dtype)
+        self.sacc = cp.zeros(self.ns * m, dtype=dtype)
+        self.dtmin = cp.empty(1, dtype=dtype)
+        self.grid_e = ((ne + BLOCK_EDGE - 1) // BLOCK_EDGE,)
+        self.grid_c = ((m + BLOCK_CELL - 1) // BLOCK_CELL,)
+
+    def step(self, W, H, cfl: float, dt_limit: float | None) -> float:
+        cfl2 = self.real(2 * cfl)
+        self.dtmin.fill(np.inf)
+        g, r = np.float64(self.g), np.float64(self.r)
+        if self.assembly == "cell":
+            self.k_flux(self.grid_c, (BLOCK_CELL,),
+                        (W, H, self.nbr, self.cnx, self.cny, self.clen, self.area, self.acc,
+                         self.dtmin, cfl2, self.m, g, r))
+        else:
+            if self.assembly == "atomic":
+                self.acc.fill(0)
+                self.sacc.fill(0)
+            self.k_flux(self.grid_e, (BLOCK_EDGE,),
+                        (W, H, self.L, self.R, self.posL, self.posR, self.nx, self.ny, self.len,
+                         self.acc, self.sacc, self.m, self.ne, g, r))
+            self.k_dt(self.grid_c, (BLOCK_CELL,),
+                      (self.sacc, np.int32(self.ns), self.area, cfl2, self.m, self.dtmin))
+        dt = float(self.dtmin.get()[0])
+        if dt_limit is not None:
+            dt = min(dt, dt_limit)
+        self.k_update(self.grid_c, (BLOCK_CELL,),
+                      (W, self.acc, np.int32(self.ns), self.area, self.real(dt), self.m))
+        return dt

@@ -1,0 +1,247 @@
+// Two-layer shallow water on triangles: per-edge fluctuations (device twin of
+// tri_flux.two_layer) and the kernels of tri_common.cuh. W = (h1, q1x, q1y, h2, q2x, q2y).
+#include "tri_common.cuh"
+
+#define NEWTON_IT 16
+#define HYPERBOLIC_EPS 1e-8
+
+// External/internal wave-speed approximations of a two-layer state.
+template <typename E>
+__device__ __forceinline__ void approx_speeds(E h1, E h2, E u1, E u2, E g, E r, E* lam) {
+    E hs = h1 + h2;
+    E um = (h1 * u1 + h2 * u2) / hs;
+    E uw = (h1 * u2 + h2 * u1) / hs;
+    E ce = sqrt(g * hs);
+    E ci = sqrt((E(1) - r) * g * h1 * h2 / hs);
+    lam[0] = um - ce; lam[1] = uw - ci; lam[2] = uw + ci; lam[3] = um + ce;
+}
+
+// Roots of ((m - d1)^2 - c1^2)((m - d2)^2 - c2^2) = r c1^2 c2^2: outer by Newton, inner deflated.
+template <typename E>
+__device__ __forceinline__ void quartic_roots(E d1, E d2, E c1, E c2, E r, E* m, E& disc2) {
+    E b1 = E(-2) * d1, e1 = d1 * d1 - c1 * c1;
+    E b2 = E(-2) * d2, e2 = d2 * d2 - c2 * c2;
+    E a3 = b1 + b2;
+    E a2 = e1 + e2 + b1 * b2;
+    E a1 = b1 * e2 + b2 * e1;
+    E a0 = e1 * e2 - r * c1 * c1 * c2 * c2;
+    E x4 = fmax(d1, d2) + c1 + c2;
+    E x1 = fmin(d1, d2) - c1 - c2;
+#pragma unroll 4
+    for (int it = 0; it < NEWTON_IT; ++it) {
+        E p4 = (((x4 + a3) * x4 + a2) * x4 + a1) * x4 + a0;
+        E q4 = ((E(4) * x4 + E(3) * a3) * x4 + E(2) * a2) * x4 + a1;
+        E p1 = (((x1 + a3) * x1 + a2) * x1 + a1) * x1 + a0;
+        E q1 = ((E(4) * x1 + E(3) * a3) * x1 + E(2) * a2) * x1 + a1;
+        x4 = x4 - p4 / q4;
+        x1 = x1 - p1 / q1;
+    }
+    E s = x1 + x4, mm = x1 * x4;
+    E P = a3 + s;
+    E Q = a2 + s * P - mm;
+    disc2 = P * P - E(4) * Q;
+    E disc = sqrt(fmax(disc2, E(0)));
+    m[0] = x1; m[1] = E(0.5) * (-P - disc); m[2] = E(0.5) * (-P + disc); m[3] = x4;
+}
+
+template <typename E>
+__device__ __forceinline__ void a6(const E* v, E u1, E t1, E c1s, E u2, E t2, E c2s, E r, E* o) {
+    o[0] = v[1];
+    o[1] = (c1s - u1 * u1) * v[0] + E(2) * u1 * v[1] + c1s * v[3];
+    o[2] = -u1 * t1 * v[0] + t1 * v[1] + u1 * v[2];
+    o[3] = v[4];
+    o[4] = r * c2s * v[0] + (c2s - u2 * u2) * v[3] + E(2) * u2 * v[4];
+    o[5] = -u2 * t2 * v[3] + t2 * v[4] + u2 * v[5];
+}
+
+// In-place inverse of a 6x6 matrix by Gauss-Jordan with partial pivoting (as tri_flux).
+// Every index is a compile-time constant after unrolling, so A stays in registers.
+template <typename E>
+__device__ __forceinline__ void gj_inverse6(E (&K)[6][6], E (&Ki)[6][6]) {
+    E A[6][12];
+#pragma unroll
+    for (int i = 0; i < 6; ++i) {
+#pragma unroll
+        for (int j = 0; j < 6; ++j) { A[i][j] = K[i][j]; A[i][j + 6] = (i == j) ? E(1) : E(0); }
+    }
+#pragma unroll
+    for (int col = 0; col < 6; ++col) {
+        int piv = col;
+        E best = fabs(A[col][col]);
+#pragma unroll
+        for (int i = col + 1; i < 6; ++i) {
+            E a = fabs(A[i][col]);
+            if (a > best) { best = a; piv = i; }
+        }
+#pragma unroll
+        for (int i = col + 1; i < 6; ++i) {
+            if (i == piv) {
+#pragma unroll
+                for (int j = 0; j < 12; ++j) { E t = A[i][j]; A[i][j] = A[col][j]; A[col][j] = t; }
+            }
+        }
+        E p = A[col][col];
+#pragma unroll
+        for (int j = 0; j < 12; ++j) A[col][j] = A[col][j] / p;
+#pragma unroll
+        for (int i = 0; i < 6; ++i) {
+            if (i != col) {
+                E f = A[i][col];
+#pragma unroll
+                for (int j = 0; j < 12; ++j) A[i][j] -= f * A[col][j];
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 6; ++i) {
+#pragma unroll
+        for (int j = 0; j < 6; ++j) Ki[i][j] = A[i][j + 6];
+    }
+}
+
+// SCH: 0 classical roe (6x6 Cartesian, numerical inverse), 1 ir-roe (normal frame), 2 pvm-ifcp.
+template <typename E, int SCH> struct Flux<E, 2, SCH> {
+    static __device__ __forceinline__ void apply(const E* wl, const E* wr, E HL, E HR, E nx,
+                                                 E ny, bool wall, E g, E r, E* dl, E* dr,
+                                                 E& smax) {
+        E h1L = wl[0], h2L = wl[3];
+        E n1L = wl[1] * nx + wl[2] * ny, t1L = -wl[1] * ny + wl[2] * nx;
+        E n2L = wl[4] * nx + wl[5] * ny, t2L = -wl[4] * ny + wl[5] * nx;
+        E h1R, h2R, n1R, t1R, n2R, t2R;
+        if (wall) {
+            h1R = h1L; h2R = h2L; n1R = -n1L; n2R = -n2L; t1R = t1L; t2R = t2L; HR = HL;
+        } else {
+            h1R = wr[0]; h2R = wr[3];
+            n1R = wr[1] * nx + wr[2] * ny; t1R = -wr[1] * ny + wr[2] * nx;
+            n2R = wr[4] * nx + wr[5] * ny; t2R = -wr[4] * ny + wr[5] * nx;
+        }
+        E hb1 = E(0.5) * (h1L + h1R), hb2 = E(0.5) * (h2L + h2R);
+        E s1L = sqrt(h1L), s1R = sqrt(h1R), s2L = sqrt(h2L), s2R = sqrt(h2R);
+        E u1 = roe_avg(s1L, s1R, h1L, h1R, n1L, n1R);
+        E v1 = roe_avg(s1L, s1R, h1L, h1R, t1L, t1R);
+        E u2 = roe_avg(s2L, s2R, h2L, h2R, n2L, n2R);
+        E v2 = roe_avg(s2L, s2R, h2L, h2R, t2L, t2R);
+        E c1s = g * hb1, c2s = g * hb2;
+        E dh1 = h1R - h1L, dh2 = h2R - h2L, dH = HR - HL;
+        E z[6];
+        z[0] = n1R - n1L;
+        z[1] = n1R * n1R / h1R - n1L * n1L / h1L + c1s * (dh1 + dh2 - dH);
+        z[2] = n1R * t1R / h1R - n1L * t1L / h1L;
+        z[3] = n2R - n2L;
+        z[4] = n2R * n2R / h2R - n2L * n2L / h2L + c2s * (r * dh1 + dh2 - dH);
+        z[5] = n2R * t2R / h2R - n2L * t2L / h2L;
+        E zc[6];
+        zc[0] = z[0]; zc[1] = z[1] * nx - z[2] * ny; zc[2] = z[1] * ny + z[2] * nx;
+        zc[3] = z[3]; zc[4] = z[4] * nx - z[5] * ny; zc[5] = z[4] * ny + z[5] * nx;
+        E dm[6];
+        bool use_pvm = (SCH == 2);
+        E lam[4];
+        if (SCH != 2) {
+            E um = E(0.5) * (u1 + u2);
+            E m[4], disc2;
+            quartic_roots(u1 - um, u2 - um, sqrt(c1s), sqrt(c2s), r, m, disc2);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) lam[k] = m[k] + um;
+            smax = fmax(fabs(lam[0]), fabs(lam[3]));
+            // complex (or nearly double) internal eigenvalues: IFCP viscosity on this edge
+            use_pvm = !(disc2 > E(HYPERBOLIC_EPS) * (c1s + c2s));
+        }
+        if (use_pvm) {
+            E ap[4];
+            approx_speeds(hb1, hb2, u1, u2, g, r, ap);
+            E s_ext = (ap[0] + ap[3] < E(0)) ? E(-1) : E(1);
+            E chi = s_ext * fmax(fabs(ap[1]), fabs(ap[2]));
+            E al0, al1, al2;
+            parabola(ap[0], ap[3], chi, al0, al1, al2);
+            E v[6] = {dh1, z[0], t1R - t1L, dh2 - dH, z[3], t2R - t2L};
+            E av[6], aav[6];
+            a6(v, u1, v1, c1s, u2, v2, c2s, r, av);
+            a6(av, u1, v1, c1s, u2, v2, c2s, r, aav);
+#pragma unroll
+            for (int k = 0; k < 6; ++k)
+                dm[k] = E(0.5) * (z[k] - (al0 * v[k] + al1 * av[k] + al2 * aav[k]));
+            if (SCH == 2) smax = fmax(fabs(ap[0]), fabs(ap[3]));
+        } else {
+            E sl[4], sr[4], th[6];
+            approx_speeds(h1L, h2L, n1L / h1L, n2L / h2L, g, r, sl);
+            approx_speeds(h1R, h2R, n1R / h1R, n2R / h2R, g, r, sr);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) th[k] = theta_hh(lam[k], sl[k], sr[k]);
+            th[4] = E(0.5) * (E(1) - sgn1(u1));
+            th[5] = E(0.5) * (E(1) - sgn1(u2));
+            if (SCH == 1) {
+#pragma unroll
+                for (int k = 0; k < 6; ++k) dm[k] = E(0);
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    E lk = lam[k];
+                    E a = c1s, b = (lk - u1) * (lk - u1) - c1s;
+                    E x[6] = {a, lk * a, v1 * a, b, lk * b, v2 * b};
+                    E l0 = (lk - E(2) * u1) * r * c2s, l1 = r * c2s, l2 = (lk - E(2) * u2) * b,
+                      l3 = b;
+                    E norm = l0 * x[0] + l1 * x[1] + l2 * x[3] + l3 * x[4];
+                    E alpha = (l0 * z[0] + l1 * z[1] + l2 * z[3] + l3 * z[4]) / norm;
+                    E w = th[k] * alpha;
+#pragma unroll
+                    for (int i = 0; i < 6; ++i) dm[i] = dm[i] + w * x[i];
+                }
+                dm[2] = dm[2] + th[4] * (z[2] - v1 * z[0]);
+                dm[5] = dm[5] + th[5] * (z[5] - v2 * z[3]);
+            } else {
+                E K[6][6], Ki[6][6];
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    E lk = lam[k];
+                    E a = c1s, b = (lk - u1) * (lk - u1) - c1s;
+                    E x1 = lk * a, x2 = v1 * a, x4 = lk * b, x5 = v2 * b;
+                    K[0][k] = a;
+                    K[1][k] = x1 * nx - x2 * ny;
+                    K[2][k] = x1 * ny + x2 * nx;
+                    K[3][k] = b;
+                    K[4][k] = x4 * nx - x5 * ny;
+                    K[5][k] = x4 * ny + x5 * nx;
+                }
+#pragma unroll
+                for (int i = 0; i < 6; ++i) { K[i][4] = E(0); K[i][5] = E(0); }
+                K[1][4] = -ny; K[2][4] = nx;
+                K[4][5] = -ny; K[5][5] = nx;
+                gj_inverse6(K, Ki);
+                E w[6];
+#pragma unroll
+                for (int i = 0; i < 6; ++i) {
+                    E a = E(0);
+#pragma unroll
+                    for (int j = 0; j < 6; ++j) a += Ki[i][j] * zc[j];
+                    w[i] = th[i] * a;
+                }
+#pragma unroll
+                for (int i = 0; i < 6; ++i) {
+                    E a = E(0);
+#pragma unroll
+                    for (int j = 0; j < 6; ++j) a += K[i][j] * w[j];
+                    dl[i] = a;
+                    dr[i] = zc[i] - a;
+                }
+                return;
+            }
+        }
+        dl[0] = dm[0];
+        dl[1] = dm[1] * nx - dm[2] * ny;
+        dl[2] = dm[1] * ny + dm[2] * nx;
+        dl[3] = dm[3];
+        dl[4] = dm[4] * nx - dm[5] * ny;
+        dl[5] = dm[4] * ny + dm[5] * nx;
+#pragma unroll
+        for (int k = 0; k < 6; ++k) dr[k] = zc[k] - dl[k];
+    }
+};
+
+TRI_KERNELS(roe2, 2, 0)
+TRI_KERNELS(irroe2, 2, 1)
+TRI_KERNELS(pvm2, 2, 2)
+
+template <typename T>
+__global__ void update2(T* __restrict__ W, const T* __restrict__ acc, int NS,
+                        const T* __restrict__ area, T dt, int M) {
+    cell_update_body<T, 6>(W, acc, NS, area, dt, M);
+}
