@@ -4,7 +4,7 @@
 # parts (comma list, default all): tests, timing, eoc-mc, bench, eoc-willmore
 set -uo pipefail
 out=${1:?usage: gpu_check.sh OUTDIR [parts]}
-parts=${2:-tests,timing,eoc-mc,bench,eoc-willmore}
+parts=${2:-tests,eoc-mc,timing,bench,eoc-willmore}
 mkdir -p "$out"
 cd "$(dirname "$0")/../.."
 export PYTHONUNBUFFERED=1 PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -20,7 +20,7 @@ if has tests; then
 fi
 if has timing; then
   timeout ${TIMING_S:-120} python3 -m solvers.curvature.timing --budget ${BUDGET_S:-30} \
-    --json "$out/timing.json" 2>&1 | tee "$out/timing.log"
+    --parts ${TIMING_PARTS:-kernels,attempts,t_end} --json "$out/timing.json" 2>&1 | tee "$out/timing.log"
 fi
 if has eoc-mc; then
   for dt in float32 float64; do
@@ -30,9 +30,9 @@ if has eoc-mc; then
 fi
 if has bench; then
   timeout ${BENCH_S:-150} python3 -m app.cli bench mean-curvature --sizes 256 512 1024 \
-    --backends cupy --quick --json "$out/bench-mc.json" 2>&1 | tee "$out/bench-mc.log"
+    --backends ${BENCH_BACKENDS:-numpy,cupy} --quick --json "$out/bench-mc.json" 2>&1 | tee "$out/bench-mc.log"
   timeout ${BENCH_S:-150} python3 -m app.cli bench willmore --sizes 128 256 --dtypes float64 \
-    --backends cupy --quick --json "$out/bench-wm.json" 2>&1 | tee "$out/bench-wm.log"
+    --backends ${BENCH_BACKENDS:-numpy,cupy} --quick --json "$out/bench-wm.json" 2>&1 | tee "$out/bench-wm.log"
 fi
 if has eoc-willmore; then
   timeout ${EOCW_S:-150} python3 -m solvers.curvature.eoc --model willmore --backend cupy \
