@@ -196,6 +196,10 @@ class MainWindow(QMainWindow):
         except ParameterError as e:
             self.show_message(str(e), True)
             return
+        if self.model_box.findData(model) < 0:  # registered after the window opened
+            self.model_box.clear()
+            for m in solvers.available_models():
+                self.model_box.addItem(m, m)
         self.model_box.setCurrentIndex(self.model_box.findData(model))
         names = [s["name"] for s in self.schema["scenarios"]]
         scenario = scenario if scenario in names else names[0]
@@ -327,7 +331,7 @@ class MainWindow(QMainWindow):
             return
         try:
             if self.info is None or frame.generation != self.info.generation \
-                    or self.field not in frame.fields:
+                    or not set(self.view.needed(self.field)) <= set(frame.fields):
                 return
             t0 = time.perf_counter()
             self.view.set_frame(frame, self.field, self.scale)
@@ -479,6 +483,7 @@ def launch(model=None, scenario=None, params=None, backend="auto", dtype="float6
     model, scenario = _validate(model, scenario, params)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     win = MainWindow(backend=backend, dtype=dtype or "float64")
+    old_hook = sys.excepthook  # an exception in a slot goes to the status bar, not a dialog
     sys.excepthook = lambda t, e, tb: win.show_message(f"{t.__name__}: {e}", True)
     win.resize(1400, 860)
     win.show()
@@ -515,4 +520,8 @@ def launch(model=None, scenario=None, params=None, backend="auto", dtype="float6
     win.worker.created.connect(started)
     win.worker.message.connect(failed)
     win.open_model(model, scenario, params)
-    return app.exec()
+    try:
+        return app.exec()
+    finally:
+        sys.excepthook = old_hook  # (a hook holding the window crashes Python's finalisation)
+        win.deleteLater()

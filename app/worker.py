@@ -61,8 +61,8 @@ def apply_live(sim, name: str, value) -> None:
 class SolverWorker(QThread):
     created = Signal(object)      # SimInfo of a new setup
     frame_ready = Signal()        # a frame waits in the mailbox
-    message = Signal(str, bool)   # text, is_error
-    running_changed = Signal(bool)
+    message = Signal(str, object)  # text, is_error
+    running_changed = Signal(object)
     stats = Signal(dict)
     speedup = Signal(dict)
 
@@ -146,7 +146,7 @@ class SolverWorker(QThread):
         self.sim, self.info = sim, info
         self._copier = make_copier(sim.backend)
         self.mailbox.clear()
-        self.wanted = [info.default_field]
+        self.wanted = list(dict.fromkeys(list(info.surfaces) + [info.default_field]))
         self._chunk = 1
         self.created.emit(info)
         why = f" ({sim.backend_reason})" if backend == "auto" and sim.backend_reason else ""

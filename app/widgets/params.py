@@ -100,7 +100,7 @@ class ParamPanel(QWidget):
     """Emits `changed(name, value, live)` for every accepted edit, `rejected(name, reason)` for
     every refused one. `values()` gives the panel's current parameter values."""
 
-    changed = Signal(str, object, bool)
+    changed = Signal(str, object, object)
     rejected = Signal(str, str)
 
     def __init__(self, parent=None):

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers import MeshError
 from solvers.core.params import Param, Scenario
 from solvers.core.simulation import FieldInfo, Simulation
 from solvers.mesh import Grid2D
@@ -103,16 +102,9 @@ class FakeSurfaceRD(Simulation):
     def _setup(self):
         n = max(4, int(np.sqrt(self.params["vertices"])))
         if self.params["mesh"]:
-            import meshio
-            try:
-                m = meshio.read(self.params["mesh"])
-                tri = m.cells_dict["triangle"]
-            except Exception as e:
-                raise MeshError(f"mesh file '{self.params['mesh']}' cannot be used: {e}") from None
-            pts = np.asarray(m.points, dtype=np.float64)
-            if pts.shape[1] == 2:
-                pts = np.column_stack([pts, np.zeros(len(pts))])
-            cells = np.asarray(tri, dtype=np.int64)
+            from solvers.mesh.io import read_mesh
+            m = read_mesh(self.params["mesh"])
+            pts, cells = np.asarray(m.points, dtype=np.float64), np.asarray(m.cells)
         elif self.scenario_name == "tube":
             pts, cells = tube(n)
         else:

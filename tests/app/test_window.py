@@ -1,0 +1,258 @@
+"""The window under a virtual display (pytest-xvfb; Qt's `offscreen` platform has no OpenGL):
+every registered model opens, runs and draws; panel edits reach the simulation; pause, step and
+reset; every export; bad mesh files and formulas leave the simulation untouched."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+pytest.importorskip("PySide6")
+pytest.importorskip("vispy")
+
+import solvers  # noqa: E402
+from solvers.core.registry import model_class  # noqa: E402
+
+from app.window import MainWindow  # noqa: E402
+
+WAIT = 20000  # ms
+
+
+def small_params(model):
+    cls = model_class(model)
+    return dict(getattr(cls, "contract_params", {cls.size_param: 16}))
+
+
+@pytest.fixture
+def win(qtbot):
+    w = MainWindow(backend="numpy")
+    qtbot.addWidget(w)
+    w.resize(1200, 760)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def open_model(win, qtbot, model, scenario=None, params=None):
+    before = win.info.generation if win.info else 0
+    win.open_model(model, scenario, small_params(model) if params is None else params)
+    qtbot.waitUntil(lambda: win.info is not None and win.info.generation > before
+                    and win.info.model == model and win.frames_shown > 0
+                    and getattr(win, "last_frame", None) is not None, timeout=WAIT)
+    return win.worker.sim
+
+
+def picture(win):
+    img = win.canvas.render(alpha=False)[..., :3]
+    return img[40:]  # below the title line (which shows t and the step)
+
+
+def not_blank(img):
+    return img.std() > 5 and len(np.unique(img.reshape(-1, 3)[::7], axis=0)) > 20
+
+
+def all_models():
+    return solvers.available_models() + ["fake-wave-2d", "fake-surface-rd", "fake-flat-water"]
+
+
+@pytest.mark.parametrize("model", all_models())
+def test_every_model_opens_runs_and_draws(win, qtbot, fake_models, model):
+    sim = open_model(win, qtbot, model)
+    qtbot.waitUntil(lambda: not_blank(picture(win)), timeout=WAIT)
+    first = picture(win)
+    win.spf.setValue(2)  # small frames: a model that diverges later still moves first
+    win.run_action.setChecked(True)
+    shown = win.frames_shown
+    qtbot.waitUntil(lambda: win.frames_shown >= shown + 3 and sim.steps > 0, timeout=WAIT)
+    qtbot.waitUntil(lambda: not np.array_equal(picture(win), first), timeout=WAIT)
+    assert not_blank(picture(win))
+    win.run_action.setChecked(False)
+    text, error = win.last_message
+    assert not error or "non-finite" in text, text  # a divergence is reported, nothing else
+    assert set(win.view.needed(win.field)) <= set(win.info.fields)
+
+
+def test_panel_edits_reach_the_simulation(win, qtbot):
+    sim = open_model(win, qtbot, "heat-1d", params={"nx": 64})
+    assert win.panel.set_value("Fo", 0.3)  # live
+    qtbot.waitUntil(lambda: win.worker.sim.params["Fo"] == 0.3, timeout=WAIT)
+    assert win.worker.sim is sim and "applied live" in win.last_message[0]
+    # refused at the widget with the reason, the simulation untouched
+    assert not win.panel.set_value("Fo", 0.7)
+    assert "'Fo' = 0.7 is out of range; allowed: a finite number in (0, 0.5]" in win.last_message[0]
+    assert win.last_message[1] and win.panel.values()["Fo"] == 0.3
+    assert not win.panel.set_value("nx", 2)
+    assert "'nx' = 2 is out of range" in win.statusBar().currentMessage()
+    # a non-live parameter waits for Reset
+    assert win.panel.set_value("nx", 100)
+    assert "takes effect on Reset" in win.last_message[0]
+    assert win.worker.sim.params["nx"] == 64 and win.reset_action.text() == "Reset *"
+    gen = win.info.generation
+    win.reset()
+    qtbot.waitUntil(lambda: win.info.generation > gen, timeout=WAIT)
+    assert win.worker.sim.params["nx"] == 100 and win.worker.sim.params["Fo"] == 0.3
+    assert win.info.shapes["T"] == (100,)
+
+
+def test_choices_scenario_backend_dtype(win, qtbot, fake_models):
+    open_model(win, qtbot, "fake-wave-2d")
+    win.panel.set_value("scheme", "b")
+    assert win.panel.values()["scheme"] == "b"
+    win.dtype_box.setCurrentText("float32")
+    gen = win.info.generation
+    win.reset()
+    qtbot.waitUntil(lambda: win.info.generation > gen, timeout=WAIT)
+    assert win.worker.sim.dtype == "float32" and win.worker.sim.params["scheme"] == "b"
+    open_model(win, qtbot, "fake-wave-2d", scenario="flat", params={})
+    assert win.worker.sim.scenario_name == "flat" and win.worker.sim.params["nx"] == 32
+    # the image view of a 2D grid, and back
+    win.mode_box.setCurrentText("image")
+    win._rebuild_view()
+    frames = win.frames_shown
+    win.worker.submit("step", 1)
+    qtbot.waitUntil(lambda: win.frames_shown > frames, timeout=WAIT)
+    assert type(win.view).__name__ == "ImageView" and not_blank(picture(win))
+
+
+def test_pause_step_reset(win, qtbot):
+    sim = open_model(win, qtbot, "heat-1d", params={"nx": 64})
+    win.spf.setValue(5)
+    win.run_action.setChecked(True)
+    qtbot.waitUntil(lambda: sim.steps >= 20, timeout=WAIT)
+    win.run_action.setChecked(False)
+    qtbot.waitUntil(lambda: not win.worker.running, timeout=WAIT)
+    qtbot.wait(100)
+    n = sim.steps
+    qtbot.wait(300)
+    assert sim.steps == n  # paused
+    assert n % 5 == 0  # whole frames of 5 steps
+    win.worker.submit("step", 1)
+    qtbot.waitUntil(lambda: win.last_frame[1] == n + 1, timeout=WAIT)
+    assert sim.steps == n + 1
+    gen = win.info.generation
+    win.reset()
+    qtbot.waitUntil(lambda: win.info.generation > gen and win.last_frame[1] == 0, timeout=WAIT)
+    assert win.worker.sim.steps == 0 and win.worker.sim.t == 0.0
+
+
+def test_colormap_range_camera_and_profiler(win, qtbot):
+    open_model(win, qtbot, "heat-1d", params={"nx": 64})
+    win.set_scale(cmap="coolwarm", mode="fixed", lo=-2, hi=2)
+    win.worker.submit("step", 1)
+    qtbot.waitUntil(lambda: win.view.limits == (-2.0, 2.0), timeout=WAIT)
+    win.set_scale(lo=1, hi=1)
+    assert "is empty" in win.last_message[0]
+    win.set_scale(mode="symmetric")
+    win.worker.submit("step", 1)
+    qtbot.waitUntil(lambda: win.view.limits[0] == -win.view.limits[1], timeout=WAIT)
+    win.reset_camera()
+    win.run_action.setChecked(True)
+    qtbot.waitUntil(lambda: win.profiler.values.get("steps_per_s", 0) > 0
+                    and "draw_ms" in win.profiler.values, timeout=WAIT)
+    v = win.profiler.values
+    assert v["cell_updates_per_s"] == pytest.approx(v["steps_per_s"] * 64)
+    win.run_action.setChecked(False)
+    win.profiler.button.click()
+    qtbot.waitUntil(lambda: "speedup" in win.profiler.values, timeout=WAIT)
+    r = win.profiler.values["speedup"]
+    assert r["numpy_rate"][1] > 0 and r["numpy_rate"][0] > 0
+    assert "by definition" in win.profiler.speedup.text()  # the backend here is NumPy
+
+
+def test_exports_from_the_window(win, qtbot, tmp_path):
+    import imageio.v3 as iio
+    import meshio
+    open_model(win, qtbot, "heat-1d", params={"nx": 64})
+    win.export_png(str(tmp_path / "c.png"))
+    img = iio.imread(tmp_path / "c.png")
+    assert img.shape[:2] == tuple(win.canvas.physical_size[::-1]) and img.std() > 5
+    win.export_data(str(tmp_path / "d.vtu"))
+    qtbot.waitUntil(lambda: (tmp_path / "d.vtu").exists() and "wrote" in win.last_message[0],
+                    timeout=WAIT)
+    assert len(meshio.read(tmp_path / "d.vtu").point_data["T"]) == 64
+    win.export_data(str(tmp_path / "d.npz"))
+    qtbot.waitUntil(lambda: (tmp_path / "d.npz").exists(), timeout=WAIT)
+    win.export_data(str(tmp_path / "d.txt"))
+    assert win.last_message[1] and "allowed data formats" in win.last_message[0]
+    for suffix in (".mp4", ".gif"):
+        path = tmp_path / f"v{suffix}"
+        win.spf.setValue(10)
+        assert win.start_recording(str(path), every=2)
+        win.run_action.setChecked(True)
+        qtbot.waitUntil(lambda: win._recorded >= 8, timeout=WAIT)
+        win.run_action.setChecked(False)
+        win.stop_recording()
+        frames = iio.imread(path, index=None)
+        assert len(frames) >= 4 and frames.shape[1] % 16 == 0 and frames.shape[2] % 16 == 0
+        assert not np.array_equal(frames[0], frames[-1])
+
+
+def mesh_model():
+    for m in solvers.available_models():
+        if "mesh" in {p["name"] for p in solvers.describe(m)["parameters"]}:
+            return m
+    return "fake-surface-rd"
+
+
+def test_bad_mesh_and_formula_leave_the_simulation_untouched(win, qtbot, tmp_path, fake_models):
+    import meshio
+    sim = open_model(win, qtbot, mesh_model())
+    field = win.info.settable[0]
+    gen, before = win.info.generation, sim.fields()[field].copy()
+    bad = tmp_path / "bad.obj"
+    bad.write_text("this is not a mesh\nf 1 2 9\n")
+    win.load_mesh(str(bad))
+    qtbot.waitUntil(lambda: win.last_message[1], timeout=WAIT)
+    assert "bad.obj" in win.last_message[0]
+    assert win.worker.sim is sim and win.info.generation == gen
+    np.testing.assert_array_equal(sim.fields()[field], before)
+    win.load_mesh(str(tmp_path / "missing.obj"))
+    assert "does not exist" in win.last_message[0] and win.worker.sim is sim
+    for formula in ("formula:__import__('os').system('touch x')", "formula:x.__class__",
+                    "formula:sin(", "formula:[i for i in x]", str(tmp_path / "none.npy")):
+        win.last_message = ("", False)
+        win.apply_initial(field, formula)
+        qtbot.waitUntil(lambda: win.last_message[1], timeout=WAIT)
+        assert win.worker.sim is sim
+        np.testing.assert_array_equal(sim.fields()[field], before)
+    assert not os.path.exists("x")
+    # a good mesh and a good formula do change it
+    from .fakes import rectangle
+    pts, cells = rectangle(6)
+    meshio.write(str(tmp_path / "good.obj"), meshio.Mesh(pts, [("triangle", cells)]))
+    win.load_mesh(str(tmp_path / "good.obj"))
+    qtbot.waitUntil(lambda: win.info.generation > gen, timeout=WAIT)
+    assert win.worker.sim.scenario_name == "file" and len(win.info.mesh.points) == 36
+    assert win.panel.values()["mesh"] == str(tmp_path / "good.obj")
+    win.apply_initial(field, "formula:1 + x + 2*y")
+    qtbot.waitUntil(lambda: win.last_message[0].startswith(f"set {field}"), timeout=WAIT)
+    got = win.worker.sim.fields()[field]
+    p = np.asarray(win.info.mesh.points)
+    np.testing.assert_allclose(got, 1 + p[:, 0] + 2 * p[:, 1])
+
+
+def test_mesh_loading_is_refused_for_models_without_a_mesh(win, qtbot, tmp_path):
+    sim = open_model(win, qtbot, "heat-1d", params={"nx": 64})
+    assert not win.mesh_button.isEnabled()
+    f = tmp_path / "m.obj"
+    f.write_text("v 0 0 0\n")
+    win.load_mesh(str(f))
+    assert "does not take a mesh file" in win.last_message[0] and win.worker.sim is sim
+
+
+def test_screenshot_from_the_command_line(tmp_path):
+    import imageio.v3 as iio
+    out = tmp_path / "w.png"
+    r = subprocess.run([sys.executable, "-m", "app.cli", "--model", "heat-1d", "--set", "nx=128",
+                        "--backend", "numpy", "--run-for", "0.5", "--screenshot", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    img = iio.imread(out)
+    assert img.shape[0] > 400 and img.shape[1] > 800 and img.std() > 10
+    r = subprocess.run([sys.executable, "-m", "app.cli", "--model", "heat-1d", "--set", "nx=-1",
+                        "--run-for", "1"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "'nx' = '-1' is out of range" in r.stderr
+    assert "Traceback" not in r.stderr
