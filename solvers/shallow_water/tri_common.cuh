@@ -25,15 +25,20 @@ template <> __device__ __forceinline__ double inf_val<double>() {
 template <typename E>
 __device__ __forceinline__ E sgn1(E x) { return x < E(0) ? E(-1) : E(1); }
 
-// Left fraction of a wave of speed lam; Harten-Hyman split of a transonic rarefaction.
+// Harten-Hyman's delta = max(0, lam - lam_l, lam_r - lam): nonzero (and > |lam|) only in a
+// transonic rarefaction. Harten's smoothed |lam|_d = (lam^2 + d^2) / (2 d) where |lam| < d.
+template <typename E>
+__device__ __forceinline__ E habs(E lam, E lam_l, E lam_r) {
+    E d = fmax(fmax(lam - lam_l, lam_r - lam), E(0));
+    return fabs(lam) < d ? (lam * lam + d * d) / (E(2) * d) : fabs(lam);
+}
+
+// Left fraction (1 - sgn_d(lam)) / 2 of a wave, sgn_d = lam / |lam|_d (bounded in [0, 1]).
 template <typename E>
 __device__ __forceinline__ E theta_hh(E lam, E lam_l, E lam_r) {
-    if (lam_l < E(0) && lam_r > E(0)) {
-        E width = lam_r - lam_l;
-        E ls = sgn1(lam) * fmax(fabs(lam), E(1e-3) * width);
-        return lam_l * (lam_r - lam) / (width * ls);
-    }
-    return E(0.5) * (E(1) - sgn1(lam));
+    E d = fmax(fmax(lam - lam_l, lam_r - lam), E(0));
+    E s = fabs(lam) < d ? E(2) * d * lam / (lam * lam + d * d) : sgn1(lam);
+    return E(0.5) * (E(1) - s);
 }
 
 template <typename E>
@@ -41,9 +46,10 @@ __device__ __forceinline__ E roe_avg(E sl, E sr, E hl, E hr, E al, E ar) {
     return (sl * al / hl + sr * ar / hr) / (sl + sr);
 }
 
+// The parabola through (x1, f1), (x2, f2), (x3, |x3|) (PVM-IFCP).
 template <typename E>
-__device__ __forceinline__ void parabola(E x1, E x2, E x3, E& a0, E& a1, E& a2) {
-    E f1 = fabs(x1), f2 = fabs(x2), f3 = fabs(x3);
+__device__ __forceinline__ void parabola(E x1, E x2, E x3, E f1, E f2, E& a0, E& a1, E& a2) {
+    E f3 = fabs(x3);
     E d12 = (f2 - f1) / (x2 - x1);
     E d13 = (f3 - f1) / (x3 - x1);
     a2 = (d13 - d12) / (x3 - x2);

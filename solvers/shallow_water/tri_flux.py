@@ -53,14 +53,25 @@ def _sgn(xp, x):
 
 
 def _theta(xp, lam, lam_l, lam_r):
-    """Left fraction ½(1 − sgn λ) of a wave, with Harten–Hyman's split of a transonic
-    rarefaction (λ_L < 0 < λ_R): the part λ_L (λ_R − λ)/((λ_R − λ_L) λ) goes left."""
-    base = 0.5 * (1 - _sgn(xp, lam))
-    trans = (lam_l < 0) & (lam_r > 0)
-    width = xp.where(trans, lam_r - lam_l, 1.0)
-    lam_s = xp.where(lam < 0, -1.0, 1.0) * xp.maximum(xp.abs(lam), 1e-3 * width)
-    hh = lam_l * (lam_r - lam) / (width * lam_s)
-    return xp.where(trans, hh, base)
+    """Left fraction ½(1 − sgn_δ λ) of a wave, with Harten's smoothed sign
+    sgn_δ(λ) = λ/|λ|_δ, |λ|_δ = (λ² + δ²)/(2δ) where |λ| < δ, and Harten–Hyman's
+    δ = max(0, λ − λ_L, λ_R − λ) (nonzero, and > |λ|, only in a transonic rarefaction,
+    λ_L < 0 < λ_R). Bounded in [0, 1] (unlike the split of the wave strength, which divides
+    by λ)."""
+    d = xp.maximum(xp.maximum(lam - lam_l, lam_r - lam), 0)
+    smooth = xp.abs(lam) < d
+    ds = xp.where(smooth, d, 1.0)
+    s = xp.where(smooth, 2 * ds * lam / (lam * lam + ds * ds), _sgn(xp, lam))
+    return 0.5 * (1 - s)
+
+
+def _habs(xp, lam, lam_l, lam_r):
+    """Harten's smoothed |λ|_δ with Harten–Hyman's δ (see _theta): |λ| outside transonic
+    rarefactions; the PVM-IFCP parabola interpolates it at the external speeds."""
+    d = xp.maximum(xp.maximum(lam - lam_l, lam_r - lam), 0)
+    smooth = xp.abs(lam) < d
+    ds = xp.where(smooth, d, 1.0)
+    return xp.where(smooth, (lam * lam + ds * ds) / (2 * ds), xp.abs(lam))
 
 
 def _rotate(qx, qy, nx, ny):
@@ -76,9 +87,9 @@ def _roe_avg(xp, hL, hR, aL, aR):
     return (sL * aL / hL + sR * aR / hR) / (sL + sR)
 
 
-def _parabola(xp, x1, x2, x3):
-    """Coefficients (α0, α1, α2) of the parabola through (x, |x|) at x1, x2, x3."""
-    f1, f2, f3 = xp.abs(x1), xp.abs(x2), xp.abs(x3)
+def _parabola(xp, x1, x2, x3, f1, f2):
+    """Coefficients (α0, α1, α2) of the parabola through (x1, f1), (x2, f2), (x3, |x3|)."""
+    f3 = xp.abs(x3)
     d12 = (f2 - f1) / (x2 - x1)
     d13 = (f3 - f1) / (x3 - x1)
     a2 = (d13 - d12) / (x3 - x2)
@@ -140,7 +151,10 @@ def one_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g):
     else:  # pvm-ifcp
         s_ext = xp.where(l1 + l3 < 0, -1.0, 1.0).astype(hb.dtype)
         chi = s_ext * xp.abs(un)
-        al0, al1, al2 = _parabola(xp, l1, l3, chi)
+        cL, cR = xp.sqrt(g * hL), xp.sqrt(g * hR)
+        uL, uR = qnL / hL, qnR / hR
+        al0, al1, al2 = _parabola(xp, l1, l3, chi, _habs(xp, l1, uL - cL, uR - cR),
+                                  _habs(xp, l3, uL + cL, uR + cR))
         v = (dh - dH, qnR - qnL, qtR - qtL)
         av = _a3(v, un, ut, c)
         aav = _a3(av, un, ut, c)
@@ -237,11 +251,15 @@ def two_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g, r):
          n2R * n2R / h2R - n2L * n2L / h2L + c2s * (r * dh1 + dh2 - dH),
          n2R * t2R / h2R - n2L * t2L / h2L)
 
+    sl = _approx_speeds(xp, h1L, h2L, n1L / h1L, n2L / h2L, g, r)
+    sr = _approx_speeds(xp, h1R, h2R, n1R / h1R, n2R / h2R, g, r)
+
     def pvm():
         l1, l2, l3, l4 = _approx_speeds(xp, hb1, hb2, u1, u2, g, r)
         s_ext = xp.where(l1 + l4 < 0, -1.0, 1.0).astype(hb1.dtype)
         chi = s_ext * xp.maximum(xp.abs(l2), xp.abs(l3))
-        al0, al1, al2 = _parabola(xp, l1, l4, chi)
+        al0, al1, al2 = _parabola(xp, l1, l4, chi, _habs(xp, l1, sl[0], sr[0]),
+                                  _habs(xp, l4, sl[3], sr[3]))
         v = (dh1, z[0], t1R - t1L, dh2 - dH, z[3], t2R - t2L)
         av = _a6(v, u1, v1, c1s, u2, v2, c2s, r)
         aav = _a6(av, u1, v1, c1s, u2, v2, c2s, r)
@@ -258,9 +276,7 @@ def two_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g, r):
         fallback = ~(disc2 > HYPERBOLIC_EPS * (c1s + c2s))
         lam = [mk + um for mk in m]
         smax = xp.maximum(xp.abs(lam[0]), xp.abs(lam[3]))
-        # entropy fix: the approximate speeds of the left and right states
-        sl = _approx_speeds(xp, h1L, h2L, n1L / h1L, n2L / h2L, g, r)
-        sr = _approx_speeds(xp, h1R, h2R, n1R / h1R, n2R / h2R, g, r)
+        # entropy fix with the approximate speeds of the left and right states (sl, sr)
         theta = [_theta(xp, lam[k], sl[k], sr[k]) for k in range(4)]
         th_t1 = 0.5 * (1 - _sgn(xp, u1))
         th_t2 = 0.5 * (1 - _sgn(xp, u2))

@@ -29,9 +29,9 @@ template <typename E, int SCH> struct Flux<E, 1, SCH> {
         E l1 = un - c, l3 = un + c;
         smax = fmax(fabs(l1), fabs(l3));
         E d0, dx, dy;
+        E cL = sqrt(g * hL), cR = sqrt(g * hR);
+        E uL = qnL / hL, uR = qnR / hR;
         if (SCH == 0 || SCH == 1) {
-            E cL = sqrt(g * hL), cR = sqrt(g * hR);
-            E uL = qnL / hL, uR = qnR / hR;
             E t1 = theta_hh(l1, uL - cL, uR - cR);
             E t3 = theta_hh(l3, uL + cL, uR + cR);
             E t2 = E(0.5) * (E(1) - sgn1(un));
@@ -60,7 +60,8 @@ template <typename E, int SCH> struct Flux<E, 1, SCH> {
             E s_ext = (l1 + l3 < E(0)) ? E(-1) : E(1);
             E chi = s_ext * fabs(un);
             E al0, al1, al2;
-            parabola(l1, l3, chi, al0, al1, al2);
+            parabola(l1, l3, chi, habs(l1, uL - cL, uR - cR), habs(l3, uL + cL, uR + cR), al0,
+                     al1, al2);
             E v0 = dh - dH, v1 = qnR - qnL, v2 = qtR - qtL;
             E c2 = c * c;
             E av0 = v1, av1 = (c2 - un * un) * v0 + E(2) * un * v1,

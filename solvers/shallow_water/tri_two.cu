@@ -133,6 +133,9 @@ template <typename E, int SCH> struct Flux<E, 2, SCH> {
         E zc[6];
         zc[0] = z[0]; zc[1] = z[1] * nx - z[2] * ny; zc[2] = z[1] * ny + z[2] * nx;
         zc[3] = z[3]; zc[4] = z[4] * nx - z[5] * ny; zc[5] = z[4] * ny + z[5] * nx;
+        E sl[4], sr[4];
+        approx_speeds(h1L, h2L, n1L / h1L, n2L / h2L, g, r, sl);
+        approx_speeds(h1R, h2R, n1R / h1R, n2R / h2R, g, r, sr);
         E dm[6];
         bool use_pvm = (SCH == 2);
         E lam[4];
@@ -152,7 +155,8 @@ template <typename E, int SCH> struct Flux<E, 2, SCH> {
             E s_ext = (ap[0] + ap[3] < E(0)) ? E(-1) : E(1);
             E chi = s_ext * fmax(fabs(ap[1]), fabs(ap[2]));
             E al0, al1, al2;
-            parabola(ap[0], ap[3], chi, al0, al1, al2);
+            parabola(ap[0], ap[3], chi, habs(ap[0], sl[0], sr[0]), habs(ap[3], sl[3], sr[3]), al0,
+                     al1, al2);
             E v[6] = {dh1, z[0], t1R - t1L, dh2 - dH, z[3], t2R - t2L};
             E av[6], aav[6];
             a6(v, u1, v1, c1s, u2, v2, c2s, r, av);
@@ -162,9 +166,7 @@ template <typename E, int SCH> struct Flux<E, 2, SCH> {
                 dm[k] = E(0.5) * (z[k] - (al0 * v[k] + al1 * av[k] + al2 * aav[k]));
             if (SCH == 2) smax = fmax(fabs(ap[0]), fabs(ap[3]));
         } else {
-            E sl[4], sr[4], th[6];
-            approx_speeds(h1L, h2L, n1L / h1L, n2L / h2L, g, r, sl);
-            approx_speeds(h1R, h2R, n1R / h1R, n2R / h2R, g, r, sr);
+            E th[6];
 #pragma unroll
             for (int k = 0; k < 4; ++k) th[k] = theta_hh(lam[k], sl[k], sr[k]);
             th[4] = E(0.5) * (E(1) - sgn1(u1));

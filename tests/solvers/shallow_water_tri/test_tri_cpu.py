@@ -216,15 +216,15 @@ def test_mesh_files(tmp_path):
 
 
 def test_float32_roe_needs_mixed_precision():
-    """Seed 002's finding: the two-layer Roe scheme in single precision is not good enough (the
-    eigen-decomposition loses digits), the eigen-solve in double fixes most of it; PVM-IFCP, with
-    no eigenvectors, is fine in single precision."""
+    """Seed 002's finding at its r = 0.998: the two-layer Roe scheme in single precision is not
+    good enough (internal eigenvalues ~ sqrt(1 − r) apart: an ill-conditioned eigenvector basis),
+    the eigen-solve in double fixes it; PVM-IFCP, with no eigenvectors, is fine in single."""
     import tests.solvers.shallow_water_tri.test_tri_gpu as G
 
     def err(scheme, dtype, mixed=False):
         extra = {"eigen_precision": "float64"} if mixed else {}
-        ref = G.make(2, "numpy", scheme=scheme, **extra)
-        low = G.make(2, "numpy", dtype, scheme=scheme, **extra)
+        ref = G.make(2, "numpy", scheme=scheme, r=0.998, **extra)
+        low = G.make(2, "numpy", dtype, scheme=scheme, r=0.998, **extra)
         for s in (ref, low):
             G.randomise(s)
             s.step(3)
@@ -233,4 +233,5 @@ def test_float32_roe_needs_mixed_precision():
 
     roe32, roe_mixed, pvm32 = err("roe", "float32"), err("roe", "float32", True), err(
         "pvm-ifcp", "float32")
-    assert roe32 > 100 * pvm32 and roe32 > 5 * roe_mixed, (roe32, roe_mixed, pvm32)
+    assert roe32 > 100 * pvm32 and roe32 > 100 * roe_mixed and roe_mixed < 1e-6, (
+        roe32, roe_mixed, pvm32)
