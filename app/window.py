@@ -127,6 +127,8 @@ class MainWindow(QMainWindow):
         apply.clicked.connect(self._apply_init)
         bl.addWidget(apply)
         lay.addWidget(box)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        w.setMinimumWidth(330)
         dock = QDockWidget("Model", self)
         dock.setWidget(w)
         dock.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
@@ -495,12 +497,23 @@ def launch(model=None, scenario=None, params=None, backend="auto", dtype="float6
         if state["started"]:
             return
         state["started"] = True
+        state["t0"] = time.perf_counter()
+        state["frames0"] = win.frames_shown
         win.worker.submit("run", True)
         if run_for is not None:
             QTimer.singleShot(int(1000 * run_for), finish)
 
     def finish():
         win.worker.submit("run", False)
+        wall = time.perf_counter() - state["t0"]
+        frames = win.frames_shown - state["frames0"]
+        steps = getattr(win, "last_frame", (0.0, 0))[1]
+        v = win.profiler.values
+        print(f"window: {wall:.1f} s, {steps} steps shown ({steps / wall:.4g} steps/s), "
+              f"{frames} frames drawn ({frames / wall:.3g} frames/s), "
+              f"{v.get('dropped', 0)} dropped; last draw {v.get('draw_ms', float('nan')):.3g} ms, "
+              f"kernel {v.get('kernel_ms', float('nan')):.3g} ms and transfer "
+              f"{v.get('transfer_ms', float('nan')):.3g} ms per frame", file=sys.stderr)
         QTimer.singleShot(300, shoot)
 
     def shoot():

@@ -1,0 +1,117 @@
+"""Solver steps/s with and without the frame hand-over the window uses, without Qt (so it runs
+on a GPU machine that has no display or Qt): the solver thread's loop (chunks of steps, then the
+newest frame copied out: pinned async copies on a side stream on CuPy, plain copies on NumPy)
+with a consumer thread standing in for the screen (takes the newest frame every 1/60 s and reads
+it, as the colour range does). Drawing itself is not included: see the window's own summary
+(`pdestudio --model M --run-for S`) for that.
+
+    python -m app.handover_bench mean-curvature shallow-water --size 1024 --backend cupy
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+
+import numpy as np
+
+import solvers
+
+from .frames import Mailbox
+from .transfer import make_copier
+
+
+def plain_rate(sim, seconds: float) -> tuple[float, int]:
+    n, steps, t0 = 1, 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        sim.step(n)
+        steps += n
+        n = min(2 * n, 4096)
+    sim._be.synchronize()
+    return steps / (time.perf_counter() - t0), steps
+
+
+def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60):
+    """The worker loop: step ~frame_s of work, publish the newest frame, repeat."""
+    box, copier = Mailbox(), make_copier(sim.backend)
+    taken, stop = [0], threading.Event()
+    transfer = []
+
+    def screen():
+        while not stop.is_set():
+            f = box.take()
+            if f is not None:
+                for a in f.fields.values():
+                    float(np.nanmax(a))  # touch the data like the colour range does
+                f.done()
+                taken[0] += 1
+            time.sleep(frame_s)
+
+    th = threading.Thread(target=screen, daemon=True)
+    th.start()
+    chunk, steps, frames = 1, 0, 0
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        c0 = time.perf_counter()
+        sim.step(chunk)
+        steps += chunk
+        if time.perf_counter() - c0 < 0.5 * frame_s:
+            chunk *= 2
+        done = copier.poll()
+        if done is not None:
+            transfer.append(done.transfer_s)
+            box.put(done)
+        arrays = sim._fields()
+        if copier.submit({n: arrays[n] for n in names}, sim.t, sim.steps, 0):
+            frames += 1
+        if not copier.busy:
+            f = copier.poll(wait=True)
+            transfer.append(f.transfer_s)
+            box.put(f)
+    sim._be.synchronize()
+    wall = time.perf_counter() - t0
+    stop.set()
+    th.join()
+    return {"steps_per_s": steps / wall, "steps": steps, "frames_copied_per_s": frames / wall,
+            "frames_shown_per_s": taken[0] / wall, "dropped": box.dropped,
+            "transfer_ms_median": 1e3 * float(np.median(transfer)) if transfer else None,
+            "steps_per_frame": chunk}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", nargs="+")
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--dtype", default="float64")
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    rows = []
+    for model in a.models:
+        from solvers.core.registry import model_class
+        cls = model_class(model)
+        sim = solvers.create(model, backend=a.backend, dtype=a.dtype,
+                             **{cls.size_param: a.size})
+        sim.step(1)  # compile kernels
+        default = getattr(cls, "default_field", None) or next(iter(cls.field_infos))
+        names = list(dict.fromkeys(list(getattr(cls, "surfaces", ())) + [default]))
+        rate, steps = plain_rate(sim, a.seconds)
+        h = handover_rate(sim, a.seconds, names)
+        row = {"model": model, "size": a.size, "backend": sim.backend, "dtype": sim.dtype,
+               "fields": names, "plain_steps_per_s": rate, **h}
+        rows.append(row)
+        print(f"{model} {a.size} {sim.backend} {sim.dtype}: alone {rate:.4g} steps/s; with "
+              f"hand-over of {names} {h['steps_per_s']:.4g} steps/s, "
+              f"{h['frames_copied_per_s']:.3g} frames/s copied, {h['frames_shown_per_s']:.3g} "
+              f"taken by a 60 Hz reader, {h['dropped']} dropped, transfer "
+              f"{h['transfer_ms_median']} ms (median)", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""The frame hand-over (Qt-free, so the GPU machine runs it too): the mailbox keeps only the
+newest frame; copies are snapshots (the solver may overwrite its arrays at once); pinned slots
+are reused only after the GUI released them; CuPy is never imported on the NumPy backend."""
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from app.frames import Frame, Mailbox
+from app.transfer import HostCopier, make_copier
+
+
+def test_mailbox_keeps_only_the_newest_frame_and_counts_drops():
+    box, released = Mailbox(), []
+    for i in range(3):
+        box.put(Frame({"u": np.full(3, i)}, t=i, steps=i, generation=0,
+                      release=lambda i=i: released.append(i)))
+    assert box.dropped == 2 and released == [0, 1]  # dropped frames hand their buffers back
+    f = box.take()
+    assert f.steps == 2 and box.take() is None
+    assert box.wait_taken(0.01)
+
+
+def test_host_copies_are_snapshots():
+    a = np.arange(5.0)
+    c = HostCopier()
+    assert c.submit({"a": a}, 0.5, 7, 1)
+    a[:] = -1  # the solver goes on
+    f = c.poll()
+    np.testing.assert_array_equal(f.fields["a"], np.arange(5.0))
+    assert (f.t, f.steps, f.generation) == (0.5, 7, 1) and f.transfer_s >= 0
+
+
+def test_numpy_backend_never_imports_cupy():
+    code = ("import sys; from app.transfer import make_copier; from app.frames import SimInfo; "
+            "import solvers; s = solvers.create('heat-1d', backend='numpy', nx=16); "
+            "c = make_copier(s.backend); c.submit(s._fields(), 0, 0, 0); c.poll(); "
+            "SimInfo.of(s); print('cupy' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.stdout.strip() == "False", r.stderr
+
+
+@pytest.mark.gpu
+def test_pinned_async_copies_are_snapshots_and_slots_rotate():
+    import cupy as cp
+    c = make_copier("cupy")
+    a = cp.arange(1 << 20, dtype=cp.float64)
+    assert c.submit({"a": a}, 1.0, 3, 0)
+    assert not c.submit({"a": a}, 1.0, 3, 0)  # one copy in flight: this frame is dropped
+    a *= -1  # the next step overwrites the state right away, on the compute stream
+    f = c.poll(wait=True)
+    host = f.fields["a"]
+    np.testing.assert_array_equal(host, np.arange(1 << 20, dtype=np.float64))
+    assert f.transfer_s > 0
+    # slots held by the GUI are never written; released ones are reused
+    held = [f]
+    for k in range(c.SLOTS - 1):
+        assert c.submit({"a": a}, 2.0 + k, 4 + k, 0)
+        held.append(c.poll(wait=True))
+    assert not c.submit({"a": a}, 9.0, 9, 0)  # every slot is held
+    np.testing.assert_array_equal(held[0].fields["a"], np.arange(1 << 20, dtype=np.float64))
+    held[0].done()
+    assert c.submit({"a": a}, 9.0, 9, 0)
+    g = c.poll(wait=True)
+    np.testing.assert_array_equal(g.fields["a"], -np.arange(1 << 20, dtype=np.float64))
+
+
+@pytest.mark.gpu
+def test_pinned_handover_on_a_model():
+    import solvers
+    sim = solvers.create("heat-1d", backend="cupy", nx=4096)
+    c = make_copier("cupy")
+    c.submit(sim._fields(), sim.t, sim.steps, 0)
+    sim.step(10)  # runs while the copy may still be in flight
+    f = c.poll(wait=True)
+    ref = solvers.create("heat-1d", backend="numpy", nx=4096)
+    np.testing.assert_array_equal(f.fields["T"], ref.fields()["T"])
