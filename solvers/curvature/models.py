@@ -6,7 +6,7 @@
 on the nodes of a uniform grid (complementary finite volumes, `operators.py`), integrated by the
 adaptive Runge–Kutta–Merson method (Algorithm 4.1, SPEC §1.3): `solvers.core.integrators.
 RungeKuttaMerson` on the NumPy / CuPy-array paths, fused CUDA kernels with the step accepted or
-rejected on the device on the `fused` path (`fused.py`, `curvature.cu`).
+rejected on the device on the `fused` path (`fused.py`, `curvature.cu`, `curvature_ops.cuh`).
 
 Boundaries: Dirichlet keeps φ = g (the boundary nodes follow dg/dt; w = 0, or w = w(ζ) for the exact
 solution of `eoc-exact`, SPEC §1.5), Neumann copies the inner neighbours (19)–(20), (24)–(25).
@@ -23,7 +23,7 @@ from ..core.registry import register
 from ..core.simulation import FieldInfo, Simulation
 from ..mesh import Grid2D
 from .exact import ExactSolution
-from .operators import curvature_terms, interior, mean_curvature_rhs, neumann_fill, willmore_rhs
+from .operators import curvature_terms, mean_curvature_rhs, neumann_fill, willmore_rhs
 
 DOMAINS = {"sine-rings": (-2.0, 2.0), "eoc-exact": (-4.0, 4.0)}
 
@@ -33,14 +33,14 @@ PARAMETERS = (
     Param("ny", "int", None, "Cells along y (nodes = ny + 1); empty = nx.", lo=4, hi=16384,
           nullable=True),
     Param("tolerance", "float", 1e-6, "Runge–Kutta–Merson tolerance ε on the estimated local "
-          "error max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5|/3 of a step.", lo=0, lo_open=True, live=True),
+          "error max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5|/3 of a step.", lo=0, lo_open=True),
     Param("dt", "float", None, "Initial Runge–Kutta–Merson step τ (then adapted); empty = "
           "chosen from the grid spacing.", unit="s", lo=0, lo_open=True, nullable=True),
     Param("boundary", "str", "neumann", "Boundary condition: neumann (∂νφ = 0, ∂νw = 0: "
           "boundary nodes copy their inner neighbours) or dirichlet (φ = g, w = 0 or w(g)).",
           choices=("neumann", "dirichlet")),
     Param("F", "float", 0.0, "Constant forcing term added to the right-hand side (on top of "
-          "the exact forcing of eoc-exact).", unit="1/s"),
+          "the exact forcing of eoc-exact).", unit="m/s"),
     Param("zeta_r", "float", 4.0, "eoc-exact: r of the exact solution ζ = cos(πt)(xⁿ − rⁿ)"
           "(yⁿ − rⁿ)exp(−σ(x² + y²))/r²ⁿ.", lo=0, lo_open=True),
     Param("zeta_n", "int", 2, "eoc-exact: the exponent n of the exact solution.", lo=1, hi=12),

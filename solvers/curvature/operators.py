@@ -70,7 +70,3 @@ def neumann_fill(a):
     a[:, 0] = a[:, 1]
     a[:, -1] = a[:, -2]
     return a
-
-
-def interior(a):
-    return a[1:-1, 1:-1]

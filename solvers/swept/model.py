@@ -20,6 +20,8 @@ and keeps its prognostic variables in self._U, an (NV, n) array whose rows are t
 """
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
@@ -43,6 +45,14 @@ METHOD = Param("method", "str", "classic",
 BLOCK = Param("block", "int", 256,
               "Threads per GPU block; for swept also the nodes per block (nx must be a multiple).",
               choices=BLOCKS)
+
+
+def _include_options() -> tuple[str, ...]:
+    """NVRTC options for the family's .cu files: the include path of swept.cuh and a hash of its
+    text (CuPy's kernel cache keys on the .cu source and the options, not on included headers)."""
+    cuh = Path(__file__).with_name("swept.cuh")
+    digest = hashlib.sha1(cuh.read_bytes()).hexdigest()[:16]
+    return (f"-I{cuh.parent}", f"-DSWEPT_CUH_SHA1=0x{digest}")
 
 
 class SweptSimulation(Simulation):
@@ -84,8 +94,7 @@ class SweptSimulation(Simulation):
             self.check_interval = max(self.check_interval, 64 * self.cycle_steps)
         if self.kernel == "fused":
             names = [f"{self.PREFIX}_{k}" for k in ("classic", "up", "diamond", "down")]
-            ks = load_kernels(self.CU_FILE, self.dtype, names,
-                              options=(f"-I{self.CU_FILE.parent}",))
+            ks = load_kernels(self.CU_FILE, self.dtype, names, options=_include_options())
             self._k = {k.split("_", 1)[1]: v for k, v in ks.items()}
             used = ("classic", "up", "diamond", "down") if self.method == "swept" else ("classic",)
             limit = min(self._k[k].max_threads_per_block for k in used)

@@ -95,10 +95,21 @@ def reference(model, sim0_fields, k, **kw):
     return ref.fields()
 
 
+EULER_F64_OPEN = pytest.mark.xfail(strict=True, reason=(
+    "open: on the H100 (2026-11-22) the float64 euler-1d kernels differed from the NumPy "
+    "reference by 4.9e-3 (rel. L2 of rho after 20 steps, the same for all three methods) while "
+    "float32 agreed to < 1e-5 and g++ builds of the same euler.cu equal NumPy bit for bit "
+    "(test_cu_on_cpu.py); strict, so a fix shows up as XPASS"))
+
+
+CASES = [pytest.param(m, "float64", 1e-12, marks=[EULER_F64_OPEN] if m == "euler-1d" else [],
+                      id=f"{m}-float64") for m in MODELS] + \
+        [pytest.param(m, "float32", 1e-5, id=f"{m}-float32") for m in MODELS]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("dtype,tol", [("float64", 1e-12), ("float32", 1e-5)])
+@pytest.mark.parametrize("model,dtype,tol", CASES)
 @pytest.mark.parametrize("method", ["classic", "classic-graph", "swept"])
-@pytest.mark.parametrize("model", MODELS)
 def test_gpu_methods_match_float64_reference(model, method, dtype, tol):
     n, W = 4096, 128
     k = 600 if model == "heat-1d" else 300  # graph replays / swept cycles plus a remainder
@@ -114,7 +125,8 @@ def test_gpu_methods_match_float64_reference(model, method, dtype, tol):
     ref = reference(model, f0, k, nx=n)
     for name, v in sim.fields().items():
         err = np.linalg.norm(v - ref[name]) / np.linalg.norm(ref[name])
-        assert err < tol, (name, err)
+        worst = int(np.abs(v - ref[name]).argmax())
+        assert err < tol, (name, err, f"largest at node {worst} of {n}")
 
 
 @pytest.mark.gpu
