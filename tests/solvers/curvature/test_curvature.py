@@ -188,3 +188,14 @@ def test_rational_coefficient_form_equals_the_expanded_operators():
         w = sum(bm * c ** (2 * m + 1) for m, bm in enumerate(b)) / d**eo.MC_DEN_POWER
         np.testing.assert_allclose(lw, eo.willmore_op(*(c * q)), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(w, eo.mean_curvature_op(*(c * q[:5])), rtol=1e-12, atol=1e-14)
+
+
+def test_unstable_run_raises_diverged_and_keeps_the_last_finite_state():
+    """A tolerance that accepts everything with a huge step blows up (explicit RKM beyond its
+    stability limit): SimulationDiverged, and the state is the last finite one."""
+    sim = solvers.create("mean-curvature", backend="numpy", scenario="eoc-exact", nx=16,
+                         tolerance=1e300, dt=1.0)
+    with pytest.raises(solvers.SimulationDiverged, match="phi"):
+        sim.step(500)
+    assert 0 < sim.steps < 500
+    assert np.isfinite(sim.fields()["phi"]).all()
