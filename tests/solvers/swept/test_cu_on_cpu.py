@@ -98,6 +98,11 @@ int main(int argc, char** argv) {
 def harness(tmp_path_factory):
     """model -> path of its compiled CPU harness (compiled once per module)."""
     out, cache = tmp_path_factory.mktemp("cu"), {}
+    probe = out / "omp.cpp"
+    probe.write_text("#include <omp.h>\nint main() { return omp_get_max_threads() > 0 ? 0 : 1; }\n")
+    if subprocess.run([GXX, "-fopenmp", "-o", str(out / "omp"), str(probe)],
+                      capture_output=True).returncode:
+        pytest.skip("g++ cannot build OpenMP programs here")
 
     def get(model):
         if model not in cache:
