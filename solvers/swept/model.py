@@ -40,7 +40,8 @@ METHOD = Param("method", "str", "classic",
                "GPU strategy: classic (one launch per sub-step), classic-graph (the same kernels "
                "replayed from a CUDA graph of 256 steps), swept (swept time-space decomposition "
                "in shared memory; output every block/2 steps for heat, block/8 for KS and Euler, "
-               "classic steps for the rest). On the CPU swept runs its NumPy emulation.",
+               "classic steps for the rest). On the CPU and the array path swept runs its array "
+               "emulation and classic-graph runs classic.",
                choices=METHODS)
 BLOCK = Param("block", "int", 256,
               "Threads per GPU block; for swept also the nodes per block (nx must be a multiple).",
