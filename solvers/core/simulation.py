@@ -12,6 +12,12 @@ and optionally `_check_params` (cross-parameter constraints), `_check_field` (va
 field given to set_field), `_aux_state`/`_set_aux_state` (scalars a checkpoint needs, e.g. the
 adaptive step). Everything else (time bookkeeping, landing exactly on t_end, divergence detection
 with the state kept, statistics, checkpoints) lives here once.
+
+Batched device stepping: a GPU path that runs many steps per launch or per CUDA-graph replay may
+override `_steps_unchecked(count, t_end) -> int` (take up to `count` accepted steps without
+passing t_end, update self.t and self.steps, return the number taken, deterministically, so that
+the divergence replay reproduces it). It must fall back to `super()._steps_unchecked` when `_step`
+has been replaced on the instance (the contract tests wrap `_step` to inject a failure).
 """
 from __future__ import annotations
 
