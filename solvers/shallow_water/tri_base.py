@@ -47,7 +47,7 @@ def generated_mesh(cells: int, seed: int):
     return square_mesh(cells, seed=seed)
 
 
-@lru_cache(maxsize=6)
+@lru_cache(maxsize=8)
 def generated_tables(cells: int, seed: int, renumber: str) -> FVTables:
     return FVTables.build(generated_mesh(cells, seed), renumber)
 
@@ -104,8 +104,10 @@ class TriShallowWater(Simulation):
         self._rank = xp.asarray(self.tables.rank)
         self._order = self.tables.order
         eig = "float64" if p.get("eigen_precision") == "float64" else self.dtype
-        self.solver = FVSolver(self.tables, xp, self.dtype, self.layers, p["scheme"], p["g"],
-                               p.get("r", 0.0), eig_dtype=eig)
+        self.solver = None
+        if self.kernel != "fused":
+            self.solver = FVSolver(self.tables, xp, self.dtype, self.layers, p["scheme"],
+                                   p["g"], p.get("r", 0.0), eig_dtype=eig)
         self.gpu = None
         if self.kernel == "fused":
             from .tri_gpu import FusedFV

@@ -173,34 +173,40 @@ __device__ __forceinline__ void cell_body(
 }
 
 // ---- cell kernels ------------------------------------------------------------------------
-// Local steps from the NS accumulated wave-speed slots, and their minimum.
+// Local steps from the NS accumulated wave-speed slots, and their minimum. With `zero` the
+// slots are cleared after reading (the atomic assembly accumulates into them).
 template <typename T>
-__device__ __forceinline__ void cell_dt_body(const T* __restrict__ sacc, int NS,
+__device__ __forceinline__ void cell_dt_body(T* __restrict__ sacc, int NS,
                                              const T* __restrict__ area, T cfl2, int M,
-                                             T* __restrict__ dtmin) {
+                                             T* __restrict__ dtmin, int zero) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     T dt = inf_val<T>();
     if (c < M) {
         T s = sacc[c];
         for (int j = 1; j < NS; ++j) s += sacc[j * M + c];
+        if (zero) sacc[c] = T(0);
         dt = cfl2 * area[c] / s;
     }
     block_min_to(dt, dtmin);
 }
 
+// W -= dt/|V| (sum of the NS accumulator slots); clears the slots if `zero` (atomic assembly)
+// and re-arms the step minimum for the next step (dt arrives as a scalar: no race).
 template <typename T, int NV>
-__device__ __forceinline__ void cell_update_body(T* __restrict__ W, const T* __restrict__ acc,
+__device__ __forceinline__ void cell_update_body(T* __restrict__ W, T* __restrict__ acc,
                                                  int NS, const T* __restrict__ area, T dt,
-                                                 int M) {
+                                                 int M, T* __restrict__ dtmin, int zero) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c == 0) *dtmin = inf_val<T>();
     if (c >= M) return;
     T f = dt / area[c];
     size_t MS = size_t(NS) * M;
 #pragma unroll
     for (int k = 0; k < NV; ++k) {
-        const T* a = acc + k * MS + c;
+        T* a = acc + k * MS + c;
         T tot = a[0];
         for (int j = 1; j < NS; ++j) tot += a[j * M];
+        if (zero) a[0] = T(0);
         W[k * M + c] -= f * tot;
     }
 }
@@ -235,7 +241,7 @@ __device__ __forceinline__ void cell_update_body(T* __restrict__ W, const T* __r
         cell_body<T, double, NL, SCH>(TRI_CELL_PASS, g, r); }
 
 template <typename T>
-__global__ void cell_dt(const T* __restrict__ sacc, int NS, const T* __restrict__ area, T cfl2,
-                        int M, T* __restrict__ dtmin) {
-    cell_dt_body<T>(sacc, NS, area, cfl2, M, dtmin);
+__global__ void cell_dt(T* __restrict__ sacc, int NS, const T* __restrict__ area, T cfl2, int M,
+                        T* __restrict__ dtmin, int zero) {
+    cell_dt_body<T>(sacc, NS, area, cfl2, M, dtmin, zero);
 }

@@ -2,7 +2,8 @@
 tri_two.cu (see tri_common.cuh for the three assemblies) on the tables of tri_fv.FVTables.
 
 Per step: [edge kernel → cell_dt] (assembly edge or atomic) or [cells] (assembly cell), then the
-one scalar Δt comes to the host (the base class needs it for t), then cell_update.
+one scalar Δt comes to the host through a pinned buffer (the base class needs it for t), then
+cell_update, which also re-arms the Δt minimum and clears the atomic accumulators (no memsets).
 All kernels of a file are compiled together once per dtype (one NVRTC call, cached).
 """
 from __future__ import annotations
@@ -85,30 +86,32 @@ class FusedFV:
             self.ns = 3 if assembly == "edge" else 1
         self.acc = cp.zeros(self.nv * self.ns * m, dtype=dtype)
         self.sacc = cp.zeros(self.ns * m, dtype=dtype)
-        self.dtmin = cp.empty(1, dtype=dtype)
+        self.dtmin = cp.full(1, np.inf, dtype=dtype)  # re-armed by the update kernel
+        self.zero = np.int32(assembly == "atomic")  # atomic slots are cleared after use
+        import cupyx
+        self._dt_host = cupyx.empty_pinned((1,), dtype=dtype)
         self.grid_e = ((ne + BLOCK_EDGE - 1) // BLOCK_EDGE,)
         self.grid_c = ((m + BLOCK_CELL - 1) // BLOCK_CELL,)
 
     def step(self, W, H, cfl: float, dt_limit: float | None) -> float:
         cfl2 = self.real(2 * cfl)
-        self.dtmin.fill(np.inf)
         g, r = np.float64(self.g), np.float64(self.r)
         if self.assembly == "cell":
             self.k_flux(self.grid_c, (BLOCK_CELL,),
                         (W, H, self.nbr, self.cnx, self.cny, self.clen, self.area, self.acc,
                          self.dtmin, cfl2, self.m, g, r))
         else:
-            if self.assembly == "atomic":
-                self.acc.fill(0)
-                self.sacc.fill(0)
             self.k_flux(self.grid_e, (BLOCK_EDGE,),
                         (W, H, self.L, self.R, self.posL, self.posR, self.nx, self.ny, self.len,
                          self.acc, self.sacc, self.m, self.ne, g, r))
             self.k_dt(self.grid_c, (BLOCK_CELL,),
-                      (self.sacc, np.int32(self.ns), self.area, cfl2, self.m, self.dtmin))
-        dt = float(self.dtmin.get()[0])
+                      (self.sacc, np.int32(self.ns), self.area, cfl2, self.m, self.dtmin,
+                       self.zero))
+        self.dtmin.get(out=self._dt_host)  # pinned buffer; waits for the kernels
+        dt = float(self._dt_host[0])
         if dt_limit is not None:
             dt = min(dt, dt_limit)
         self.k_update(self.grid_c, (BLOCK_CELL,),
-                      (W, self.acc, np.int32(self.ns), self.area, self.real(dt), self.m))
+                      (W, self.acc, np.int32(self.ns), self.area, self.real(dt), self.m,
+                       self.dtmin, self.zero))
         return dt

@@ -243,7 +243,8 @@ TRI_KERNELS(irroe2, 2, 1)
 TRI_KERNELS(pvm2, 2, 2)
 
 template <typename T>
-__global__ void update2(T* __restrict__ W, const T* __restrict__ acc, int NS,
-                        const T* __restrict__ area, T dt, int M) {
-    cell_update_body<T, 6>(W, acc, NS, area, dt, M);
+__global__ void update2(T* __restrict__ W, T* __restrict__ acc, int NS,
+                        const T* __restrict__ area, T dt, int M, T* __restrict__ dtmin,
+                        int zero) {
+    cell_update_body<T, 6>(W, acc, NS, area, dt, M, dtmin, zero);
 }
