@@ -192,6 +192,53 @@ class TriangleMesh:
         return _ro(indptr), _ro(cells), _ro(corner)
 
     @cached_property
+    def vertex_fans(self):
+        """The 1-ring of each vertex ordered around it (see the module docstring), found by
+        linking each incident cell (i, a, b) to the one starting at b and ranking the links by
+        pointer doubling; None if some vertex has several fans or orientations disagree."""
+        indptr, cells, corner = self.vertex_face
+        n, nn = self.n_vertices, len(cells)
+        tri = self.cells[cells]
+        a = tri[np.arange(nn), (corner + 1) % 3]
+        b = tri[np.arange(nn), (corner + 2) % 3]
+        deg = np.diff(indptr)
+        owner = np.repeat(np.arange(n), deg)
+        key_a = owner * np.int64(n) + a
+        order = np.argsort(key_a, kind="stable")
+        sk = key_a[order]
+        if nn == 0 or (np.diff(sk) == 0).any():  # two cells leave i along the same edge
+            return None
+        key_b = owner * np.int64(n) + b
+        pos = np.minimum(np.searchsorted(sk, key_b), nn - 1)
+        succ = np.where(sk[pos] == key_b, order[pos], -1)
+        pred = np.full(nn, -1)
+        pred[succ[succ >= 0]] = np.nonzero(succ >= 0)[0]
+        starts = np.bincount(owner, weights=(pred < 0), minlength=n)
+        pred[indptr[:-1][(starts == 0) & (deg > 0)]] = -1  # open closed fans at a cell
+        rank, p = (pred >= 0).astype(np.int64), pred.copy()
+        for _ in range(int(np.log2(max(deg.max(), 1))) + 2):
+            m = p >= 0
+            if not m.any():
+                break
+            rank2 = rank.copy()
+            rank2[m] += rank[p[m]]
+            p2 = p.copy()
+            p2[m] = p[p[m]]
+            rank, p = rank2, p2
+        if (p >= 0).any() or (rank >= deg[owner]).any():
+            return None  # a cycle left: several fans at a vertex
+        hit = np.zeros(nn, dtype=bool)
+        hit[indptr[owner] + rank] = True
+        if not hit.all():
+            return None
+        ring_ptr = indptr + np.arange(n + 1)
+        ring = np.empty(ring_ptr[-1], dtype=np.int64)
+        ring[ring_ptr[owner] + rank] = a
+        last = rank == deg[owner] - 1
+        ring[ring_ptr[owner[last]] + deg[owner[last]]] = b[last]
+        return _ro(ring_ptr), _ro(ring)
+
+    @cached_property
     def valence(self) -> np.ndarray:
         return _ro(np.diff(self.vertex_vertex[0]))
 

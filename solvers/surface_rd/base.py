@@ -72,7 +72,7 @@ class SurfaceRD(Simulation):
     contract_params = {"vertices": 300}
     default_field: ClassVar[str | None] = None
     # The fused rung used by kernel='fused' (the ladder benchmark sets others per instance).
-    fused_rung: ClassVar[str] = "padded"
+    fused_rung: ClassVar[str] = "vec"
 
     # ---- subclass hooks -----------------------------------------------------------------
     def stability_bound(self, lambda_max: float) -> tuple[float, str]:

@@ -19,6 +19,8 @@
 //   rd_step_geom    padded vertex-face table; cotangent weights, mixed areas, angles and face
 //                   gradients recomputed from float64 coordinates every step (reads ~half the
 //                   bytes of the precomputed coefficients)
+//   rd_step_ring    the same from the 1-ring in fan order: one index and one gather per
+//                   neighbour instead of two per face
 
 template <typename T>
 __device__ __forceinline__ void rd_rates(T n, T c, T lap_n, T lap_c, T dot, T D, T alpha, T sr,
@@ -263,11 +265,51 @@ __global__ void rd_step_vec(const T* __restrict__ fn, const T* __restrict__ fc,
     rd_finish(r, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
 }
 
-// geometry recomputed: face slot k of vertex i is the triangle (i, fa, fb); xyz are float64
-// coordinate planes (x[0..n), y[n..2n), z[2n..3n)). Differences are taken in float64, the rest
-// in T. Per face: cotangents of the three angles (dot / |cross|), Meyer's mixed-area part, the
-// incident angle theta = atan2(|cross|, dot), and the face gradient
-// grad f(T) = cross x ((f_b - f_i) e_a - (f_a - f_i) e_b) / |cross|^2  (eq. (3) rearranged).
+// One incident face (i, a, b) of vertex i, geometry recomputed: e_a = x_a - x_i, e_b = x_b - x_i
+// (differences taken in float64 by the caller, then rounded to T). Adds the face's cotangent
+// terms to the Laplacians, Meyer's mixed-area part to `area`, the incident angle
+// theta = atan2(|cross|, e_a.e_b) to `theta_sum`, and theta times the face gradient
+// grad f(T) = cross x ((f_b - f_i) e_a - (f_a - f_i) e_b) / |cross|^2 (eq. (3) rearranged).
+template <typename T>
+__device__ __forceinline__ void face_terms(T ax, T ay, T az, T bx, T by, T bz, T dna, T dnb,
+                                           T dca, T dcb, T& area, T& theta_sum, Ring<T>& r)
+{
+    const T cx = ay * bz - az * by, cy = az * bx - ax * bz, cz = ax * by - ay * bx;
+    const T cr2 = cx * cx + cy * cy + cz * cz;
+    const T dbl = sqrt(cr2);  // 2 A_T
+    const T ab = ax * bx + ay * by + az * bz;
+    const T aa = ax * ax + ay * ay + az * az, bb = bx * bx + by * by + bz * bz;
+    const T inv = T(1) / dbl;
+    const T cot_i = ab * inv, cot_a = (aa - ab) * inv, cot_b = (bb - ab) * inv;
+    if (cot_i < 0) area += T(0.25) * dbl;
+    else if (cot_a < 0 || cot_b < 0) area += T(0.125) * dbl;
+    else area += T(0.125) * (aa * cot_b + bb * cot_a);
+    r.lap_n += cot_b * dna + cot_a * dnb;
+    r.lap_c += cot_b * dca + cot_a * dcb;
+    const T th = atan2(dbl, ab);
+    theta_sum += th;
+    const T w = th / cr2;
+    T vx = dnb * ax - dna * bx, vy = dnb * ay - dna * by, vz = dnb * az - dna * bz;
+    r.gnx += w * (cy * vz - cz * vy); r.gny += w * (cz * vx - cx * vz);
+    r.gnz += w * (cx * vy - cy * vx);
+    vx = dcb * ax - dca * bx; vy = dcb * ay - dca * by; vz = dcb * az - dca * bz;
+    r.gcx += w * (cy * vz - cz * vy); r.gcy += w * (cz * vx - cx * vz);
+    r.gcz += w * (cx * vy - cy * vx);
+}
+
+template <typename T>
+__device__ __forceinline__ void geom_finish(Ring<T>& r, T area, T theta_sum, T ni, T ci, int i,
+                                            T* __restrict__ n_out, T* __restrict__ c_out,
+                                            T D, T alpha, T sr, T Ncap, T s, T dt)
+{
+    const T il = T(0.5) / area, ig = T(1) / theta_sum;
+    r.lap_n *= il; r.lap_c *= il;
+    r.gnx *= ig; r.gny *= ig; r.gnz *= ig; r.gcx *= ig; r.gcy *= ig; r.gcz *= ig;
+    rd_finish(r, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
+}
+
+// geometry recomputed, face slots: slot k of vertex i is the triangle (i, fa, fb); xyz are
+// float64 coordinate planes (x[0..n), y[n..2n), z[2n..3n)).
 template <typename T>
 __global__ void rd_step_geom(const T* __restrict__ fn, const T* __restrict__ fc,
                              T* __restrict__ n_out, T* __restrict__ c_out,
@@ -287,35 +329,46 @@ __global__ void rd_step_geom(const T* __restrict__ fn, const T* __restrict__ fc,
     for (int k = 0; k < d; ++k) {
         const size_t o = (size_t)k * P + i;
         const int a = fa[o], b = fb[o];
-        const T ax = T(xyz[a] - xi), ay = T(xyz[n + a] - yi), az = T(xyz[2 * n + a] - zi);
-        const T bx = T(xyz[b] - xi), by = T(xyz[n + b] - yi), bz = T(xyz[2 * n + b] - zi);
-        const T cx = ay * bz - az * by, cy = az * bx - ax * bz, cz = ax * by - ay * bx;
-        const T cr2 = cx * cx + cy * cy + cz * cz;
-        const T dbl = sqrt(cr2);  // 2 A_T
-        const T ab = ax * bx + ay * by + az * bz;
-        const T aa = ax * ax + ay * ay + az * az, bb = bx * bx + by * by + bz * bz;
-        const T inv = T(1) / dbl;
-        const T cot_i = ab * inv, cot_a = (aa - ab) * inv, cot_b = (bb - ab) * inv;
-        if (cot_i < 0) area += T(0.25) * dbl;
-        else if (cot_a < 0 || cot_b < 0) area += T(0.125) * dbl;
-        else area += T(0.125) * (aa * cot_b + bb * cot_a);
-        const T dna = fn[a] - ni, dnb = fn[b] - ni, dca = fc[a] - ci, dcb = fc[b] - ci;
-        r.lap_n += cot_b * dna + cot_a * dnb;
-        r.lap_c += cot_b * dca + cot_a * dcb;
-        const T th = atan2(dbl, ab);
-        theta_sum += th;
-        const T w = th / cr2;
-        T vx = dnb * ax - dna * bx, vy = dnb * ay - dna * by, vz = dnb * az - dna * bz;
-        r.gnx += w * (cy * vz - cz * vy); r.gny += w * (cz * vx - cx * vz);
-        r.gnz += w * (cx * vy - cy * vx);
-        vx = dcb * ax - dca * bx; vy = dcb * ay - dca * by; vz = dcb * az - dca * bz;
-        r.gcx += w * (cy * vz - cz * vy); r.gcy += w * (cz * vx - cx * vz);
-        r.gcz += w * (cx * vy - cy * vx);
+        face_terms(T(xyz[a] - xi), T(xyz[n + a] - yi), T(xyz[2 * n + a] - zi),
+                   T(xyz[b] - xi), T(xyz[n + b] - yi), T(xyz[2 * n + b] - zi),
+                   fn[a] - ni, fn[b] - ni, fc[a] - ci, fc[b] - ci, area, theta_sum, r);
     }
-    const T il = T(0.5) / area, ig = T(1) / theta_sum;
-    r.lap_n *= il; r.lap_c *= il;
-    r.gnx *= ig; r.gny *= ig; r.gnz *= ig; r.gcx *= ig; r.gcy *= ig; r.gcz *= ig;
-    rd_finish(r, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
+    geom_finish(r, area, theta_sum, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
+}
+
+// geometry recomputed, fan order: ring[k*P + i], k = 0..d, lists the 1-ring so that entries k
+// and k+1 span an incident face (closed fans repeat the first entry); each neighbour's
+// coordinates (float64, records x, y, z, pad of 32 bytes) and values are read once per vertex
+// and reused by the next face.
+template <typename T>
+__global__ void rd_step_ring(const T* __restrict__ fn, const T* __restrict__ fc,
+                             T* __restrict__ n_out, T* __restrict__ c_out,
+                             const int* __restrict__ deg, const int* __restrict__ ring,
+                             const double* __restrict__ xyz4, const int n, const int P,
+                             const T D, const T alpha, const T sr, const T Ncap, const T s,
+                             const T dt)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double2 pi = __ldg(reinterpret_cast<const double2*>(xyz4) + 2 * i);
+    const double zi = __ldg(xyz4 + 4 * i + 2);
+    const T ni = fn[i], ci = fc[i];
+    const int d = deg[i];
+    T area = 0, theta_sum = 0;
+    Ring<T> r;
+    int j = ring[i];
+    double2 q = __ldg(reinterpret_cast<const double2*>(xyz4) + 2 * j);
+    T ax = T(q.x - pi.x), ay = T(q.y - pi.y), az = T(__ldg(xyz4 + 4 * j + 2) - zi);
+    T dna = fn[j] - ni, dca = fc[j] - ci;
+    for (int k = 1; k <= d; ++k) {
+        j = ring[(size_t)k * P + i];
+        q = __ldg(reinterpret_cast<const double2*>(xyz4) + 2 * j);
+        const T bx = T(q.x - pi.x), by = T(q.y - pi.y), bz = T(__ldg(xyz4 + 4 * j + 2) - zi);
+        const T dnb = fn[j] - ni, dcb = fc[j] - ci;
+        face_terms(ax, ay, az, bx, by, bz, dna, dnb, dca, dcb, area, theta_sum, r);
+        ax = bx; ay = by; az = bz; dna = dnb; dca = dcb;
+    }
+    geom_finish(r, area, theta_sum, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
 }
 
 // ---------------------------------------------------------------- Gray-Scott (Laplacian only)

@@ -11,6 +11,9 @@ assuming gathered neighbour values hit the cache):
     padded   1 launch, the same in column-major tables padded to a warp (coalesced)
     vec      padded, the 4 coefficients of a slot interleaved and read as one vector
     geom     1 launch, padded vertex–face table; geometry recomputed from float64 coordinates
+    ring     the same from the 1-ring in fan order (mesh.vertex_fans): one index and one gather
+             per neighbour; meshes with several fans at a vertex or inconsistent orientation
+             fall back to geom
 """
 from __future__ import annotations
 
@@ -23,12 +26,12 @@ from ..mesh.triangles import padded
 
 CU_FILE = Path(__file__).with_name("chemotaxis.cu")
 BLOCK = 256
-RUNGS = ("naive", "fusion1", "csr", "padded", "vec", "geom")
+RUNGS = ("naive", "fusion1", "csr", "padded", "vec", "geom", "ring")
 _KERNELS = {
     "naive": ["naive_lap", "naive_face_grad", "naive_vertex_grad", "rd_update"],
     "fusion1": ["fused1_lap", "fused1_face_grad", "fused1_vertex_grad", "rd_update"],
     "csr": ["rd_step_csr"], "padded": ["rd_step_padded"], "vec": ["rd_step_vec"],
-    "geom": ["rd_step_geom"], "gs": ["gs_step_padded"],
+    "geom": ["rd_step_geom"], "ring": ["rd_step_ring"], "gs": ["gs_step_padded"],
 }
 
 
@@ -52,7 +55,9 @@ class FusedStepper:
         allk = load_kernels(CU_FILE, sim.dtype, sorted({k for v in _KERNELS.values() for k in v}))
         self.k = {k: allk[k] for k in _KERNELS[rung]}
         self.args = sim.fused_args()
-        self.nbytes = 0  # table bytes read per step (estimated, see traffic())
+        if rung == "ring" and sim.imesh.vertex_fans is None:
+            rung = self.rung = "geom"
+            self.k = {"rd_step_geom": allk["rd_step_geom"]}
         getattr(self, f"_prepare_{'naive' if rung == 'fusion1' else rung}")()
         self._out = None
 
@@ -118,6 +123,17 @@ class FusedStepper:
         self.fa = self._dev(fa, np.int32)
         self.fb = self._dev(padded(indptr, b, fill=0, dtype=np.int32), np.int32)
         self.xyz = self._dev(mesh.points.T, np.float64)
+
+    def _prepare_ring(self):
+        mesh = self.sim.imesh
+        ring_ptr, ring = mesh.vertex_fans
+        self.deg = self._dev(np.diff(ring_ptr) - 1, np.int32)  # incident faces
+        table = padded(ring_ptr, ring, fill=0, dtype=np.int32)
+        self.K, self.P = table.shape
+        self.ring = self._dev(table, np.int32)
+        xyz4 = np.zeros((mesh.n_vertices, 4))
+        xyz4[:, :3] = mesh.points
+        self.xyz = self._dev(xyz4, np.float64)
 
     def _prepare_gs(self):
         st = self._padded_ring()
@@ -185,6 +201,11 @@ class FusedStepper:
                                                    self.xyz, np.int32(n), np.int32(self.P),
                                                    *self.args, dt))
 
+    def _step_ring(self, u, v, uo, vo, dt):
+        n, b = self.n, self.block
+        self.k["rd_step_ring"](_grid(n, b), (b,), (u, v, uo, vo, self.deg, self.ring, self.xyz,
+                                                   np.int32(n), np.int32(self.P), *self.args, dt))
+
     def _step_gs(self, u, v, uo, vo, dt):
         n, b = self.n, self.block
         self.k["gs_step_padded"](_grid(n, b), (b,), (u, v, uo, vo, self.deg, self.nbr, self.coef,
@@ -212,4 +233,6 @@ class FusedStepper:
             return state + 4 * n + nnz * (4 + 4 * item)
         if self.rung == "geom":
             return state + 4 * n + 3 * m * 8 + 24 * n  # two ints per face slot, coordinates
+        if self.rung == "ring":
+            return state + 4 * n + 4 * (3 * m + n) + 32 * n  # d + 1 ints, 32-byte coordinates
         return state + 4 * n + nnz * (4 + item)  # gs

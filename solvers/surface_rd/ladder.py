@@ -12,7 +12,7 @@ loops, same real type), Mvertex/s and bandwidth from the better of the two times
 rung's own estimated DRAM traffic (FusedStepper.traffic) and the model's compulsory traffic
 (Simulation.work) per second, as fractions of the device-to-device copy bandwidth measured in
 the same run. Extra rows: the padded and geom rungs on a randomly shuffled vertex order (what RCM
-renumbering buys) and, above 100K vertices, block sizes 128/512.
+renumbering buys) and, above 100K vertices, block sizes 128/512 (vec and ring rungs).
 """
 from __future__ import annotations
 
@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-LAUNCHES = {"naive": 7, "fusion1": 4, "csr": 1, "padded": 1, "vec": 1, "geom": 1, "array": None}
+LAUNCHES = {"naive": 7, "fusion1": 4, "csr": 1, "padded": 1, "vec": 1, "geom": 1, "ring": 1,
+            "array": None}
 
 
 def copy_bandwidth(cp, nbytes: int = 1 << 29) -> float:
@@ -153,9 +154,9 @@ def run_case(cp, scenario: str, vertices: int, dtypes, bw: float, rows: list, qu
         t_arr = _time_loop(cp, arr_step)
         entries = [("array", None, None, t_arr, None, None)]  # (cuSPARSE calls: no capture)
         variants = [(r, base, 256) for r in RUNGS]
-        variants += [("padded", shuf, 256), ("geom", shuf, 256)]
+        variants += [("vec", shuf, 256), ("ring", shuf, 256)]
         if n > 100_000:
-            variants += [(r, base, b) for r in ("padded", "geom") for b in (128, 512)]
+            variants += [(r, base, b) for r in ("vec", "ring") for b in (128, 512)]
         for rung, src, block in variants:
             sim = copy.copy(src)
             sim.dtype, sim.real = dtype, real

@@ -122,3 +122,30 @@ def test_bad_construction_raises_mesh_error():
         TriangleMesh(np.zeros((3, 3)), [[0, 1]])
     with pytest.raises(MeshError, match="rectangle.*at least"):
         rectangle(2)
+
+
+@pytest.mark.parametrize("mesh", [rectangle(300), tube(500), icosphere(2), disc(200)],
+                         ids=["rectangle", "tube", "sphere", "disc"])
+def test_vertex_fans_walk_around_each_vertex(mesh):
+    ptr, ring = mesh.vertex_fans
+    faces = {tuple(sorted(c)) for c in mesh.cells.tolist()}
+    seen = 0
+    for i in range(mesh.n_vertices):
+        r = ring[ptr[i]:ptr[i + 1]]
+        assert len(r) == mesh.valence[i] + (not mesh.boundary_vertices[i])
+        for a, b in zip(r[:-1], r[1:]):
+            assert tuple(sorted((i, a, b))) in faces
+            seen += 1
+        if not mesh.boundary_vertices[i]:
+            assert r[0] == r[-1]  # closed fan
+    assert seen == 3 * mesh.n_cells
+
+
+def test_vertex_fans_refuse_bowties_and_flipped_faces():
+    bow = TriangleMesh([[0, 0, 0], [1, 0, 0], [0, 1, 0], [-1, 0, 0], [0, -1, 0]],
+                       [[0, 1, 2], [0, 3, 4]])
+    assert bow.vertex_fans is None
+    t = tube(300)
+    flipped = t.cells.copy()
+    flipped[5] = flipped[5, [0, 2, 1]]
+    assert TriangleMesh(t.points, flipped).vertex_fans is None
