@@ -7,7 +7,7 @@ import pytest
 import solvers
 from solvers import ParameterError
 
-from .exact import cell_average, simple_wave, stoker
+from solvers.shallow_water.exact1d import cell_average, simple_wave, stoker
 
 
 def make(**kw):
