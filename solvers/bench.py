@@ -141,7 +141,9 @@ def run(models=None, sizes=None, backends=("numpy", "cupy"), dtypes=("float64", 
         if quick and not sizes:
             msizes = msizes[:: max(1, len(msizes) // 2)][:3]
         for variant in cls.bench_variants:
-            for size in msizes:
+            variant = dict(variant)
+            vsizes = variant.pop("bench_sizes", None)  # a variant may name its own sizes
+            for size in (sizes or vsizes or msizes):
                 for dtype in dtypes:
                     for be in backends:
                         for kernel in (kernels if be == "cupy" else ("numpy",)):

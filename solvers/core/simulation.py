@@ -192,8 +192,11 @@ class Simulation:
             chunk = self.check_interval if remaining is None else min(remaining, self.check_interval)
             snap = self._snapshot()
             with self._be.timer() as tm:
-                k = self._steps_unchecked(chunk, t_end)
-                bad = self._first_nonfinite()
+                try:
+                    k = self._steps_unchecked(chunk, t_end)
+                    bad = self._first_nonfinite()
+                except SimulationDiverged:  # a non-finite step size: state may be half-updated
+                    k, bad = chunk, "?"
             kernel_s += tm.seconds
             if bad is not None:
                 self._restore(snap)
@@ -232,7 +235,11 @@ class Simulation:
         start, so that the state from before the failing step is the one kept."""
         for _ in range(count):
             snap = self._snapshot()
-            self._steps_unchecked(1, t_end)
+            try:
+                self._steps_unchecked(1, t_end)
+            except SimulationDiverged:
+                self._restore(snap)
+                raise
             bad = self._first_nonfinite()
             if bad is not None:
                 self._restore(snap)
@@ -266,7 +273,10 @@ class Simulation:
         self._set_aux_state(json.loads(aux))
 
     def _assign_state(self, name: str, values) -> None:
-        """Replace a state array's contents (in place where the shapes allow)."""
+        """Replace a state array's contents (in place where the shapes allow). Every replacement
+        of state from outside the stepping (set_field, checkpoint load, divergence restore) comes
+        through here, so a model that caches values derived from the state (e.g. the next step's
+        Δt) may override this to drop them, calling super()."""
         cur = self.state[name]
         if cur.shape == values.shape:
             cur[...] = values

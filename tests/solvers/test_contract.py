@@ -189,3 +189,25 @@ def test_divergence_keeps_state_before_failing_step(model, be):
     assert e.value.step == 4 and e.value.field == next(iter(sim.state))
     for k, v in sim.fields().items():
         assert np.isfinite(v).all(), k
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_nonfinite_step_size_keeps_state(model):
+    """A step that half-updates the state and then reports a non-finite Δt is undone."""
+    sim = make(model)
+    sim.step(2)
+    orig = sim._step
+
+    def poisoned(limit, _orig=orig):
+        dt = _orig(limit)
+        return math.nan if sim.steps == 3 else dt
+
+    sim._step = poisoned
+    ref = make(model)
+    ref.step(3)
+    with pytest.raises(SimulationDiverged) as e:
+        sim.step(5)
+    assert sim.steps == 3 and e.value.step == 3
+    assert sim.t == ref.t
+    for k, v in sim.fields().items():
+        np.testing.assert_array_equal(v, ref.fields()[k], err_msg=k)
