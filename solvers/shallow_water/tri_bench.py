@@ -5,6 +5,7 @@ seed 002's Tables 3–4 on our GPU:
 
 Sections in the order they run (each run skipped, and said so, once the time budget is spent):
   B  bump dam break, 1,001,898 triangles, t ∈ [0, 1] (seed 002 Table 3), float32 and float64
+  B1 the same per assembly (edge slots / atomics / cell-fused), one layer
   G  two-layer internal dam break, 1,001,898 triangles, t ∈ [0, 1] (seed 002 Table 4)
   C  renumbering test 1 at 1,024,000 cells: scheme × ordering, float32 (the issue's goals)
   F  seed 004 Tables 1–2: tests 1 and 2, t ∈ [0, 0.1], sizes 4,000 … 2,080,560, scheme × ordering
@@ -153,6 +154,26 @@ def section_bump(b: Bench, cells):
                  steps=steps, wall_s=wall)
 
 
+def section_bump_ladder(b: Bench, cells):
+    print(f"\n## B1. Bump dam break, {cells:,} triangles, t = 1, float32, rcm: wall s per "
+          "assembly (one layer)\n")
+    print("| scheme | steps | edge slots | edge atomics | cell-fused |")
+    print("|---|---:|---:|---:|---:|")
+    for scheme in SCHEMES:
+        cols, steps = [], 0
+        for assembly in ("edge", "atomic", "cell"):
+            if b.left() < 15:
+                b.skipped.append(f"B1 {scheme} {assembly}")
+                cols.append("—")
+                continue
+            wall, steps, _ = b.time_run(1, 1.0, cells=cells, scheme=scheme, dtype="float32",
+                                        renumber="rcm", assembly=assembly)
+            cols.append(_fmt(wall))
+            b.record(section="B1", cells=cells, scheme=scheme, assembly=assembly, steps=steps,
+                     wall_s=wall)
+        print(f"| {scheme} | {steps} | " + " | ".join(cols) + " |", flush=True)
+
+
 def _test_row(b, section, scenario, n, scheme, dtype="float32", orderings=ORDERINGS, **kw):
     from .tri_base import generated_tables
     times = []
@@ -259,6 +280,7 @@ def main(argv=None):
         warm_up(b)
         print(f"(kernel compilation and warm-up: {time.perf_counter() - t:.1f} s)")
     section_bump(b, bump)
+    section_bump_ladder(b, bump)
     section_internal(b, bump)
     section_tests(b, (big,), ("renumbering-test-1",), "C",
                   title=f"Renumbering test 1 at {big:,} cells, float32 (goals: PVM-IFCP ≤ 0.2 s, "

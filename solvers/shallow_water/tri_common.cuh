@@ -190,15 +190,19 @@ __device__ __forceinline__ void cell_dt_body(T* __restrict__ sacc, int NS,
     block_min_to(dt, dtmin);
 }
 
-// W -= dt/|V| (sum of the NS accumulator slots); clears the slots if `zero` (atomic assembly)
-// and re-arms the step minimum for the next step (dt arrives as a scalar: no race).
+// W -= dt/|V| (sum of the NS accumulator slots) with dt = min(*dt_cur, dt_limit) read on the
+// device (no host round trip between the kernels of a step); clears the slots if `zero`
+// (atomic assembly) and arms the other slot of the double-buffered step minimum for the next
+// step (dt_cur itself is only read here: no race).
 template <typename T, int NV>
 __device__ __forceinline__ void cell_update_body(T* __restrict__ W, T* __restrict__ acc,
-                                                 int NS, const T* __restrict__ area, T dt,
-                                                 int M, T* __restrict__ dtmin, int zero) {
+                                                 int NS, const T* __restrict__ area,
+                                                 T dt_limit, int M, const T* dt_cur,
+                                                 T* dt_next, int zero) {
     int c = blockIdx.x * blockDim.x + threadIdx.x;
-    if (c == 0) *dtmin = inf_val<T>();
+    if (c == 0) *dt_next = inf_val<T>();
     if (c >= M) return;
+    T dt = fmin(*dt_cur, dt_limit);
     T f = dt / area[c];
     size_t MS = size_t(NS) * M;
 #pragma unroll

@@ -1,9 +1,11 @@
 """The fused GPU path of the triangle finite volumes: launches the kernels of tri_one.cu /
 tri_two.cu (see tri_common.cuh for the three assemblies) on the tables of tri_fv.FVTables.
 
-Per step: [edge kernel → cell_dt] (assembly edge or atomic) or [cells] (assembly cell), then the
-one scalar Δt comes to the host through a pinned buffer (the base class needs it for t), then
-cell_update, which also re-arms the Δt minimum and clears the atomic accumulators (no memsets).
+Per step: [edge kernel → cell_dt] (assembly edge or atomic) or [cells] (assembly cell), then
+cell_update, which reads Δt = min(reduced minimum, limit) on the device, arms the other slot of
+the double-buffered minimum for the next step and clears the atomic accumulators (no memsets);
+all queued back to back, then the one scalar Δt comes to the host through a pinned buffer (the
+base class needs it for t): one host wait per step.
 All kernels of a file are compiled together once per dtype (one NVRTC call, cached).
 """
 from __future__ import annotations
@@ -22,10 +24,11 @@ BLOCK_CELL = 128
 
 
 def auto_assembly(layers: int, scheme: str) -> str:
-    """Cell-fused where the flux is cheap (one layer, PVM-IFCP: computing each edge twice costs
-    less than the accumulator traffic), edge slots for the eigen-decomposing two-layer Roe
-    schemes."""
-    return "cell" if layers == 1 or scheme == "pvm-ifcp" else "edge"
+    """Edge slots for two layers: fastest for every scheme on an H100 at 1M cells (tri_bench
+    section D: Roe 0.52 / IR-Roe 0.27 / PVM-IFCP 0.22 ms per step, against 0.69 / 0.43 / 0.39
+    with atomics and 1.13 / 0.44 / 0.30 cell-fused). One layer: cell-fused (cheap fluxes; see
+    section B1 for the measured alternatives)."""
+    return "cell" if layers == 1 else "edge"
 
 
 def kernel_names(layers: int) -> list[str]:
@@ -86,7 +89,11 @@ class FusedFV:
             self.ns = 3 if assembly == "edge" else 1
         self.acc = cp.zeros(self.nv * self.ns * m, dtype=dtype)
         self.sacc = cp.zeros(self.ns * m, dtype=dtype)
-        self.dtmin = cp.full(1, np.inf, dtype=dtype)  # re-armed by the update kernel
+        # double-buffered step minimum: step k reduces into slot k % 2, the update kernel of
+        # step k arms slot (k + 1) % 2
+        self.dtmin = cp.full(2, np.inf, dtype=dtype)
+        self._slots = (self.dtmin[0:1], self.dtmin[1:2])
+        self._cur = 0
         self.zero = np.int32(assembly == "atomic")  # atomic slots are cleared after use
         import cupyx
         self._dt_host = cupyx.empty_pinned((1,), dtype=dtype)
@@ -94,24 +101,24 @@ class FusedFV:
         self.grid_c = ((m + BLOCK_CELL - 1) // BLOCK_CELL,)
 
     def step(self, W, H, cfl: float, dt_limit: float | None) -> float:
+        """One step, all kernels queued back to back; the host waits once, for Δt."""
         cfl2 = self.real(2 * cfl)
         g, r = np.float64(self.g), np.float64(self.r)
+        cur, nxt = self._slots[self._cur], self._slots[1 - self._cur]
         if self.assembly == "cell":
             self.k_flux(self.grid_c, (BLOCK_CELL,),
                         (W, H, self.nbr, self.cnx, self.cny, self.clen, self.area, self.acc,
-                         self.dtmin, cfl2, self.m, g, r))
+                         cur, cfl2, self.m, g, r))
         else:
             self.k_flux(self.grid_e, (BLOCK_EDGE,),
                         (W, H, self.L, self.R, self.posL, self.posR, self.nx, self.ny, self.len,
                          self.acc, self.sacc, self.m, self.ne, g, r))
             self.k_dt(self.grid_c, (BLOCK_CELL,),
-                      (self.sacc, np.int32(self.ns), self.area, cfl2, self.m, self.dtmin,
-                       self.zero))
-        self.dtmin.get(out=self._dt_host)  # pinned buffer; waits for the kernels
-        dt = float(self._dt_host[0])
-        if dt_limit is not None:
-            dt = min(dt, dt_limit)
+                      (self.sacc, np.int32(self.ns), self.area, cfl2, self.m, cur, self.zero))
+        limit = np.inf if dt_limit is None else dt_limit
         self.k_update(self.grid_c, (BLOCK_CELL,),
-                      (W, self.acc, np.int32(self.ns), self.area, self.real(dt), self.m,
-                       self.dtmin, self.zero))
-        return dt
+                      (W, self.acc, np.int32(self.ns), self.area, self.real(limit), self.m, cur,
+                       nxt, self.zero))
+        cur.get(out=self._dt_host)  # pinned buffer; waits for the step
+        self._cur = 1 - self._cur
+        return min(float(self._dt_host[0]), limit)

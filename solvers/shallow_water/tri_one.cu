@@ -86,7 +86,7 @@ TRI_KERNELS(pvm1, 1, 2)
 
 template <typename T>
 __global__ void update1(T* __restrict__ W, T* __restrict__ acc, int NS,
-                        const T* __restrict__ area, T dt, int M, T* __restrict__ dtmin,
-                        int zero) {
-    cell_update_body<T, 3>(W, acc, NS, area, dt, M, dtmin, zero);
+                        const T* __restrict__ area, T dt_limit, int M, const T* dt_cur,
+                        T* dt_next, int zero) {
+    cell_update_body<T, 3>(W, acc, NS, area, dt_limit, M, dt_cur, dt_next, zero);
 }
