@@ -101,7 +101,7 @@ def _time_numpy(step, min_s=1.0, max_steps=50) -> float:
     return (time.perf_counter() - t0) / k
 
 
-def _state_stepper(cp, sim_like, stepper, u, v, dt):
+def _state_stepper(stepper, u, v, dt):
     box = [u, v]
 
     def step():
@@ -163,7 +163,7 @@ def run_case(cp, scenario: str, vertices: int, dtypes, bw: float, rows: list, qu
             st = FusedStepper(sim, rung, block=block)
             u = cp.asarray(u_host, dtype=real)
             v = cp.asarray(v_host, dtype=real)
-            step = _state_stepper(cp, sim, st, u, v, dt)
+            step = _state_stepper(st, u, v, dt)
             t_loop = _time_loop(cp, step)
             t_graph = _time_graph(cp, step)
             label = rung + (" (shuffled order)" if src is shuf else "") + \
