@@ -72,8 +72,8 @@ class Progress:
 
     def update(self, done: float, sim) -> None:
         now = time.perf_counter()
-        every = 0.2 if self.tty else 5.0  # the first report after 1 s, then every `every` s
-        if not self.enabled or now - self.t0 < 1.0 or (self.shown and now - self.last < every):
+        every = 0.2 if self.tty else 5.0  # the first report after 0.5 s, then every `every` s
+        if not self.enabled or now - self.t0 < 0.5 or (self.shown and now - self.last < every):
             return
         self.last, self.shown = now, True
         frac = min(1.0, done / self.total) if self.total else 1.0

@@ -112,11 +112,11 @@ def _gl_app():
     try:
         from PySide6.QtWidgets import QApplication
         if QApplication.instance() is not None:
-            return vispy.app.use_app("pyside6"), "VisPy/OpenGL (Qt)"
+            return vispy.app.Application("pyside6"), "VisPy/OpenGL (Qt)"
     except ImportError:
         pass
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
-    return vispy.app.use_app("egl"), "VisPy/OpenGL (EGL, offscreen)"
+    return vispy.app.Application("egl"), "VisPy/OpenGL (EGL, offscreen)"
 
 
 class Renderer:

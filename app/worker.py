@@ -28,6 +28,7 @@ CHUNK_S = 0.05         # a stepping call lasts about this long, so commands are 
 STATS_EVERY = 0.25     # seconds between statistics updates
 SPEEDUP_BUDGET = 0.6   # seconds of stepping per backend in the speed-up measurement
 AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
+GUI_WAIT_MAX_S = 0.05  # longest wait for a screen that is behind (see _frame_of_steps)
 
 
 def param_of(d: dict) -> Param:
@@ -80,6 +81,7 @@ class SolverWorker(QThread):
         self._chunk = 1
         self._copier = None
         self._stop = False
+        self._behind = False
         self._reset_stats()
 
     # ---- called from the GUI thread: enqueue only ---------------------------------------
@@ -256,10 +258,16 @@ class SolverWorker(QThread):
                     self._handle_commands(block=False)
                 if self._stop or not self.running or self.sim is not sim:
                     return
-        gap = 1.0 / MAX_FPS - (time.perf_counter() - t0)
+        stepping = time.perf_counter() - t0
+        gap = 1.0 / MAX_FPS - stepping
         if gap > 0:
             self._handle_commands(block=False)
             time.sleep(gap)
+        elif self._behind:
+            # The screen is behind. Python code in this thread holds the GIL the GUI thread
+            # needs to draw, so wait (GIL released) until it takes the frame, for at most as
+            # long as this frame's stepping took: the solver keeps >= half of the time.
+            self.mailbox.wait_taken(min(stepping, GUI_WAIT_MAX_S))
 
     def _publish(self, wait: bool) -> None:
         """Hand the newest state over: finish a copy in flight, start the next one."""
@@ -280,6 +288,7 @@ class SolverWorker(QThread):
                 self._deliver(f)
 
     def _deliver(self, frame: Frame) -> None:
+        self._behind = not self.mailbox.wait_taken(0)  # the last frame is still unread
         self._acc["transfer"] += frame.transfer_s
         self.mailbox.put(frame)
         self.frame_ready.emit()

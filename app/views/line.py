@@ -11,7 +11,7 @@ from .colors import ColorScale, decimate
 
 LINE_POINTS = 4096     # at most this many points in the line
 IMAGE_COLUMNS = 1024   # and this many columns in the space–time image
-ROWS = 256             # frames kept in the space–time image
+ROWS = 160             # frames kept in the space–time image
 
 
 class LineView(View):
@@ -43,8 +43,8 @@ class LineView(View):
         st_label.height_max = 20
         g.add_widget(st_label, row=3, col=1)
         self.st = g.add_view(row=4, col=1, camera="panzoom", border_color=(0.4, 0.4, 0.4, 1))
-        self.plot.stretch = (1, 1.6)
-        self.st.stretch = (1, 1)
+        self.st.height_min = max(120, int(0.36 * canvas.size[1]))
+        self.plot.height_min = 160
         self.width = len(range(0, self.n, self.s_img))
         self.rows = np.zeros((ROWS, self.width), dtype=np.float32)
         self.count = 0

@@ -89,7 +89,7 @@ class SurfaceView(View):
         cam = self.vb.camera
         cam.elevation, cam.azimuth = 32, -50
         cam.center = (0.5 * (self.x[0] + self.x[-1]), 0.5 * (self.y[0] + self.y[-1]), 0.0)
-        cam.distance = 2.3 * self.extent
+        cam.distance = 2.6 * self.extent
         cam.scale_factor = self.extent
 
 
