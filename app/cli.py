@@ -185,7 +185,7 @@ def cmd_gui(a) -> int:
     params, scenario = _model_params(a.model, a.set, a.mesh, a.scenario) if a.model else \
         (_sets(a.set), a.scenario)
     try:
-        from .window import launch
+        from .launch import launch
     except ImportError as e:
         raise UsageError(f"the desktop app cannot start: {e}; install pdestudio with its "
                          "dependencies (pip install pdestudio), or use 'pdestudio run'") from None

@@ -7,13 +7,12 @@ the newest frame from its mailbox. Every error lands in the status bar.
 """
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QDoubleValidator
-from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QFileDialog, QGroupBox,
+from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QGroupBox,
                                QHBoxLayout, QLabel, QLineEdit, QMainWindow, QPushButton,
                                QScrollArea, QSpinBox, QToolBar, QVBoxLayout, QWidget)
 from vispy import scene
@@ -28,9 +27,6 @@ from .widgets.profiler import ProfilerPanel
 from .worker import SolverWorker
 
 CANVAS_SIZE = (832, 640)  # divisible by 16 (video frames)
-# The solver thread runs Python between NumPy calls; with the default 5 ms GIL switch interval
-# the GUI thread, which needs the GIL many times per frame, waits in a convoy behind it.
-SWITCH_INTERVAL = 0.0005
 
 
 class MainWindow(QMainWindow):
@@ -435,12 +431,15 @@ class MainWindow(QMainWindow):
             return False
         self.record_every = every or self.every_box.value()
         self._recorded = 0
+        if self.spf.value() == 0:  # auto depends on timing: fix it so the frames are repeatable
+            self.spf.setValue(max(1, int(self.profiler.values.get("steps_per_frame", 1) or 1)))
         self.worker.submit("lockstep", True)
         self.record_action.blockSignals(True)
         self.record_action.setChecked(True)
         self.record_action.setText("Stop recording")
         self.record_action.blockSignals(False)
-        self.show_message(f"recording every {self.record_every}. frame to {path}")
+        self.show_message(f"recording every {self.record_every}. frame ({self.spf.value()} steps "
+                          f"per frame, no frame dropped) to {path}")
         return True
 
     def stop_recording(self):
@@ -467,80 +466,5 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event):
         if self.recorder is not None:
             self.stop_recording()
-        self.worker.stop()
+        self.worker.stop(60000)  # the worker quits between two calls into the solver
         super().closeEvent(event)
-
-
-def _validate(model, scenario, params):
-    """Bad command-line input raises ParameterError before any window opens (exit code 2)."""
-    from solvers.core.params import validate_all
-    from solvers.core.registry import model_class
-    model = model or solvers.available_models()[0]
-    cls = model_class(model)
-    sc = cls.scenario(scenario)
-    p = validate_all(cls.schema(sc.name), params or {}, model)
-    cls._check_params(p)
-    return model, sc.name
-
-
-def launch(model=None, scenario=None, params=None, backend="auto", dtype="float64",
-           run_for=None, screenshot=None) -> int:
-    """Open the window (`pdestudio [--model M ...]`). With `run_for` seconds: run that long
-    after the simulation is set up, save a screenshot of the window if asked, and exit."""
-    model, scenario = _validate(model, scenario, params)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    sys.setswitchinterval(SWITCH_INTERVAL)
-    win = MainWindow(backend=backend, dtype=dtype or "float64")
-    old_hook = sys.excepthook  # an exception in a slot goes to the status bar, not a dialog
-    sys.excepthook = lambda t, e, tb: win.show_message(f"{t.__name__}: {e}", True)
-    win.resize(1400, 860)
-    win.show()
-    state = {"code": 0, "started": False}
-    if screenshot and run_for is None:
-        run_for = 2.0
-
-    def started(info):
-        if state["started"]:
-            return
-        state["started"] = True
-        state["t0"] = time.perf_counter()
-        state["frames0"] = win.frames_shown
-        win.worker.submit("run", True)
-        if run_for is not None:
-            QTimer.singleShot(int(1000 * run_for), finish)
-
-    def finish():
-        win.worker.submit("run", False)
-        wall = time.perf_counter() - state["t0"]
-        frames = win.frames_shown - state["frames0"]
-        steps = getattr(win, "last_frame", (0.0, 0))[1]
-        v = win.profiler.values
-        print(f"window: {wall:.1f} s, {steps} steps shown ({steps / wall:.4g} steps/s), "
-              f"{frames} frames drawn ({frames / wall:.3g} frames/s), "
-              f"{v.get('dropped', 0)} dropped; last draw {v.get('draw_ms', float('nan')):.3g} ms, "
-              f"kernel {v.get('kernel_ms', float('nan')):.3g} ms and transfer "
-              f"{v.get('transfer_ms', float('nan')):.3g} ms per frame", file=sys.stderr)
-        QTimer.singleShot(300, shoot)
-
-    def shoot():
-        if screenshot:
-            win.grab().save(str(screenshot))
-            print(f"wrote {screenshot}", file=sys.stderr)
-        win.close()
-        app.exit(state["code"])
-
-    def failed(text, error):
-        if error and not state["started"] and run_for is not None:
-            print(f"pdestudio: error: {text}", file=sys.stderr)
-            state["code"] = 2
-            win.close()
-            app.exit(2)
-
-    win.worker.created.connect(started)
-    win.worker.message.connect(failed)
-    win.open_model(model, scenario, params)
-    try:
-        return app.exec()
-    finally:
-        sys.excepthook = old_hook  # (a hook holding the window crashes Python's finalisation)
-        win.deleteLater()

@@ -6,7 +6,9 @@
 """
 from __future__ import annotations
 
-from .colors import COLORMAPS, RANGE_MODES, ColorScale  # noqa: F401
+from .colors import COLORMAPS, RANGE_MODES, ColorScale  # noqa: F401  (re-exported)
+
+__all__ = ["COLORMAPS", "RANGE_MODES", "ColorScale", "make_view", "view_modes"]
 
 VIEW_MODES = {"grid1d": ("line",), "grid2d": ("surface", "image"), "triangles": ("mesh",)}
 

@@ -1,0 +1,93 @@
+"""`pdestudio [--model M --scenario S --set k=v --mesh F --run-for S --screenshot out.png]`:
+open the window; with --run-for, run that long, print a summary (steps/s and frames/s in the
+window), save a screenshot of the whole window if asked, and exit."""
+from __future__ import annotations
+
+import sys
+import time
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+import solvers
+
+from .window import MainWindow
+
+# The solver thread runs Python between NumPy calls; with the default 5 ms GIL switch interval
+# the GUI thread, which needs the GIL many times per frame, waits in a convoy behind it.
+SWITCH_INTERVAL = 0.0005
+
+
+def _validate(model, scenario, params):
+    """Bad command-line input raises ParameterError before any window opens (exit code 2)."""
+    from solvers.core.params import validate_all
+    from solvers.core.registry import model_class
+    model = model or solvers.available_models()[0]
+    cls = model_class(model)
+    sc = cls.scenario(scenario)
+    p = validate_all(cls.schema(sc.name), params or {}, model)
+    cls._check_params(p)
+    return model, sc.name
+
+
+def launch(model=None, scenario=None, params=None, backend="auto", dtype="float64",
+           run_for=None, screenshot=None) -> int:
+    """Open the window (`pdestudio [--model M ...]`). With `run_for` seconds: run that long
+    after the simulation is set up, save a screenshot of the window if asked, and exit."""
+    model, scenario = _validate(model, scenario, params)
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    win = MainWindow(backend=backend, dtype=dtype or "float64")
+    old_hook = sys.excepthook  # an exception in a slot goes to the status bar, not a dialog
+    sys.excepthook = lambda t, e, tb: win.show_message(f"{t.__name__}: {e}", True)
+    win.resize(1400, 860)
+    win.show()
+    state = {"code": 0, "started": False}
+    if screenshot and run_for is None:
+        run_for = 2.0
+
+    def started(info):
+        if state["started"]:
+            return
+        state["started"] = True
+        state["t0"] = time.perf_counter()
+        state["frames0"] = win.frames_shown
+        win.worker.submit("run", True)
+        if run_for is not None:
+            QTimer.singleShot(int(1000 * run_for), finish)
+
+    def finish():
+        win.worker.submit("run", False)
+        wall = time.perf_counter() - state["t0"]
+        frames = win.frames_shown - state["frames0"]
+        steps = getattr(win, "last_frame", (0.0, 0))[1]
+        v = win.profiler.values
+        print(f"window: {wall:.1f} s, {steps} steps shown ({steps / wall:.4g} steps/s), "
+              f"{frames} frames drawn ({frames / wall:.3g} frames/s), "
+              f"{v.get('dropped', 0)} dropped; last draw {v.get('draw_ms', float('nan')):.3g} ms, "
+              f"kernel {v.get('kernel_ms', float('nan')):.3g} ms and transfer "
+              f"{v.get('transfer_ms', float('nan')):.3g} ms per frame", file=sys.stderr)
+        QTimer.singleShot(300, shoot)
+
+    def shoot():
+        if screenshot:
+            win.grab().save(str(screenshot))
+            print(f"wrote {screenshot}", file=sys.stderr)
+        win.close()
+        app.exit(state["code"])
+
+    def failed(text, error):
+        if error and not state["started"] and run_for is not None:
+            print(f"pdestudio: error: {text}", file=sys.stderr)
+            state["code"] = 2
+            win.close()
+            app.exit(2)
+
+    win.worker.created.connect(started)
+    win.worker.message.connect(failed)
+    win.open_model(model, scenario, params)
+    try:
+        return app.exec()
+    finally:
+        sys.excepthook = old_hook  # (a hook holding the window crashes Python's finalisation)
+        win.deleteLater()
