@@ -36,7 +36,8 @@ COMMON_PARAMS = (
     Param("assembly", "str", "auto", "Fused GPU path: edge (edge kernel writing per-edge "
           "slots, then cell kernels), atomic (edge kernel with atomicAdd into the cells), cell "
           "(one thread per cell computing its three edge fluxes: no scatter, fluxes twice); "
-          "auto = cell for one layer, edge for two layers (measured fastest, tri_bench).", choices=ASSEMBLIES),
+          "auto = cell for one layer, edge for two layers (measured fastest, tri_bench).",
+          choices=ASSEMBLIES),
     SEED,
 )
 

@@ -137,7 +137,8 @@ def one_layer(xp, scheme, WL, WR, HL, HR, nx, ny, wall, g):
             dn = t1 * a1 * l1 + t3 * a3 * l3
             dt = (t1 * a1 + t3 * a3) * ut + t2 * a2
             dx, dy = _unrotate(dn, dt, nx, ny)
-        else:  # Cartesian closed form (seed 002): K = [(1, u−c nx, v−c ny), (0, −ny, nx), (1, u+c nx, v+c ny)]
+        else:  # Cartesian closed form (seed 002): eigenvectors (1, u − c nx, v − c ny),
+            # (0, −ny, nx), (1, u + c nx, v + c ny)
             u, v = _unrotate(un, ut, nx, ny)
             zx, zy = _unrotate(z1, z2, nx, ny)
             zn = zx * nx + zy * ny
