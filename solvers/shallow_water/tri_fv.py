@@ -92,6 +92,25 @@ class FVTables:
                    n_edges=ne)
 
 
+def cell_tables(t: FVTables):
+    """Per-cell edge tables of the cell-fused assembly, (3, M) column-major as slot·M + cell:
+    the neighbour across each edge (-1: wall), the normal pointing out of the cell, the length.
+    A cell computes each of its edges as the left cell with the outward normal; the schemes are
+    symmetric (D⁻(W_R, W_L, −n) = D⁺(W_L, W_R, n)), so this equals the edge assembly."""
+    m = t.n_cells
+    pos_l = t.slot_l.astype(np.int64) * m + t.edge_l
+    inner = t.edge_r >= 0
+    pos_r = (t.slot_r.astype(np.int64) * m + t.edge_r)[inner]
+    nbr = np.full(3 * m, -1, dtype=np.int64)
+    cnx, cny, clen = (np.zeros(3 * m) for _ in range(3))
+    nbr[pos_l] = t.edge_r
+    cnx[pos_l], cny[pos_l], clen[pos_l] = t.nx, t.ny, t.length
+    nbr[pos_r] = t.edge_l[inner]
+    cnx[pos_r], cny[pos_r] = -t.nx[inner], -t.ny[inner]
+    clen[pos_r] = t.length[inner]
+    return nbr, cnx, cny, clen
+
+
 class FVSolver:
     """One explicit step W ← W − Δt/|V| Σ |E| D (array code). `layers` 1 (W = h, qx, qy) or 2
     (h1, q1x, q1y, h2, q2x, q2y)."""

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.backend import load_kernels
-from .tri_fv import FVTables
+from .tri_fv import FVTables, cell_tables
 
 HERE = Path(__file__).resolve().parent
 SCHEME_TAG = {"roe": "roe", "ir-roe": "irroe", "pvm-ifcp": "pvm"}
@@ -68,16 +68,7 @@ class FusedFV:
         i = lambda a: cp.asarray(np.ascontiguousarray(a), dtype=np.int32)  # noqa: E731
         self.area = f(tables.area)
         if assembly == "cell":
-            pos_l = tables.slot_l.astype(np.int64) * m + tables.edge_l
-            inner = tables.edge_r >= 0
-            pos_r = (tables.slot_r.astype(np.int64) * m + tables.edge_r)[inner]
-            nbr = np.full(3 * m, -1, dtype=np.int64)
-            cnx, cny, clen = (np.zeros(3 * m) for _ in range(3))
-            nbr[pos_l] = tables.edge_r
-            cnx[pos_l], cny[pos_l], clen[pos_l] = tables.nx, tables.ny, tables.length
-            nbr[pos_r] = tables.edge_l[inner]
-            cnx[pos_r], cny[pos_r] = -tables.nx[inner], -tables.ny[inner]
-            clen[pos_r] = tables.length[inner]
+            nbr, cnx, cny, clen = cell_tables(tables)
             self.nbr, self.cnx, self.cny, self.clen = i(nbr), f(cnx), f(cny), f(clen)
             self.ns = 1
         else:
