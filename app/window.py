@@ -27,6 +27,7 @@ from .widgets.profiler import ProfilerPanel
 from .worker import SolverWorker
 
 CANVAS_SIZE = (832, 640)  # divisible by 16 (video frames)
+SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "initial_conditions"
 
 
 class MainWindow(QMainWindow):
@@ -138,11 +139,16 @@ class MainWindow(QMainWindow):
         tb.setMovable(False)
         self.addToolBar(tb)
         self.run_action = QAction("Run", self, checkable=True)
+        self.run_action.setShortcut("Space")
+        self.run_action.setToolTip("Run / pause (Space)")
         self.run_action.toggled.connect(lambda on: self.worker.submit("run", on))
         tb.addAction(self.run_action)
-        tb.addAction("Step", lambda: self.worker.submit("step", 1))
+        step = tb.addAction("Step", lambda: self.worker.submit("step", 1))
+        step.setShortcut("S")
+        step.setToolTip("One time step (S)")
         self.reset_action = tb.addAction("Reset", self.reset)
-        self.reset_action.setToolTip("Rebuild the simulation with the panel's parameters")
+        self.reset_action.setShortcut("R")
+        self.reset_action.setToolTip("Rebuild the simulation with the panel's parameters (R)")
         tb.addWidget(QLabel(" steps/frame "))
         self.spf = QSpinBox()
         self.spf.setRange(0, 10_000_000)
@@ -152,17 +158,22 @@ class MainWindow(QMainWindow):
         tb.addWidget(self.spf)
         tb.addSeparator()
         self.field_box = QComboBox()
+        self.field_box.setToolTip("Field shown")
         self.field_box.activated.connect(lambda i: self.set_field(self.field_box.itemData(i)))
         tb.addWidget(self.field_box)
         self.mode_box = QComboBox()
+        self.mode_box.setToolTip("View (chosen by mesh kind)")
         self.mode_box.activated.connect(lambda i: self._rebuild_view())
         tb.addWidget(self.mode_box)
         self.cmap_box = QComboBox()
         self.cmap_box.addItems(COLORMAPS)
+        self.cmap_box.setToolTip("Colormap")
         self.cmap_box.activated.connect(lambda i: self.set_scale(cmap=self.cmap_box.currentText()))
         tb.addWidget(self.cmap_box)
         self.range_box = QComboBox()
         self.range_box.addItems(RANGE_MODES)
+        self.range_box.setToolTip("Colour range: auto (data min..max), fixed (lo..hi), "
+                                  "symmetric (-max|v|..max|v|)")
         self.range_box.activated.connect(lambda i: self.set_scale(mode=self.range_box.currentText()))
         tb.addWidget(self.range_box)
         self.lo_edit, self.hi_edit = QLineEdit("0"), QLineEdit("1")
@@ -260,7 +271,8 @@ class MainWindow(QMainWindow):
             self.load_mesh(path)
 
     def _choose_init(self):
-        path, _ = QFileDialog.getOpenFileName(self, "Initial condition", "", "Arrays and images "
+        start = str(SAMPLES) if SAMPLES.is_dir() else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Initial condition", start, "Arrays and images "
                                               "(*.npy *.npz *.png *.jpg *.jpeg *.tif *.bmp);;"
                                               "All files (*)")
         if path:
@@ -283,6 +295,8 @@ class MainWindow(QMainWindow):
                 self.scenario_box.setCurrentIndex(i)
         self._pending_mesh = None
         self.info = info
+        self.setWindowTitle(f"pdestudio — {info.title or info.model} ({info.scenario}, "
+                            f"{info.backend} {info.dtype})")
         self.field_box.clear()
         for name, fi in info.fields.items():
             self.field_box.addItem(name, name)
