@@ -27,4 +27,14 @@ def lake_at_rest(x, y):
     return eta, H
 
 
-INITIAL = {"circular-dambreak": circular_dambreak, "lake-at-rest": lake_at_rest}
+def bump_dambreak(x, y):
+    """SPEC §3.5 b (seed 002, Table 3): H = 4 − 1.5 exp(−x² − y²); h = 5 inside r < 1, 2.5
+    outside (so η = h − H)."""
+    r2 = x * x + y * y
+    H = 4.0 - 1.5 * np.exp(-r2)
+    h = np.where(r2 < 1.0, 5.0, 2.5)
+    return h - H, H
+
+
+INITIAL = {"circular-dambreak": circular_dambreak, "bump-dambreak": bump_dambreak,
+           "lake-at-rest": lake_at_rest}
