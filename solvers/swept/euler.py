@@ -122,6 +122,12 @@ class Euler1D(SweptSimulation):
     R, NV, tiers_per_step, bc = 2, 3, 2, "dirichlet"
     CU_FILE = Path(__file__).with_name("euler.cu")
     PREFIX = "euler"
+    # No fused multiply-add contraction: the pressure-ratio limiter is discontinuous where its
+    # denominator P_{i+1} − P_i vanishes (uniform ghost cells at the Dirichlet ends), and a
+    # contracted a·b − c leaves the rounding error of c instead of an exact 0 there. On the H100
+    # that flipped min(P_r, 1) from 0 to 1 at the right end in float64 (error 4.9e-3 after 20
+    # steps; a sentinel ghost state with another rounding matched NumPy to 4e-16).
+    nvrtc_options = ("--fmad=false",)
 
     def _setup(self) -> None:
         p = self.params

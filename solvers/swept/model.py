@@ -63,6 +63,7 @@ class SweptSimulation(Simulation):
     bc: ClassVar[str] = "mirror"
     CU_FILE: ClassVar = None
     PREFIX: ClassVar[str] = ""
+    nvrtc_options: ClassVar[tuple[str, ...]] = ()  # extra compiler options of the model's kernels
     check_interval = 4096
     size_param = "nx"
     bench_sizes = tuple(2**k for k in range(11, 21, 3))
@@ -95,7 +96,8 @@ class SweptSimulation(Simulation):
             self.check_interval = max(self.check_interval, 64 * self.cycle_steps)
         if self.kernel == "fused":
             names = [f"{self.PREFIX}_{k}" for k in ("classic", "up", "diamond", "down")]
-            ks = load_kernels(self.CU_FILE, self.dtype, names, options=_include_options())
+            ks = load_kernels(self.CU_FILE, self.dtype, names,
+                              options=_include_options() + self.nvrtc_options)
             self._k = {k.split("_", 1)[1]: v for k, v in ks.items()}
             used = ("classic", "up", "diamond", "down") if self.method == "swept" else ("classic",)
             limit = min(self._k[k].max_threads_per_block for k in used)

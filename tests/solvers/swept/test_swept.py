@@ -95,15 +95,7 @@ def reference(model, sim0_fields, k, **kw):
     return ref.fields()
 
 
-EULER_F64_OPEN = pytest.mark.xfail(strict=True, reason=(
-    "open: on the H100 (2026-11-22) the float64 euler-1d kernels differed from the NumPy "
-    "reference by 4.9e-3 (rel. L2 of rho after 20 steps, the same for all three methods) while "
-    "float32 agreed to < 1e-5 and g++ builds of the same euler.cu equal NumPy bit for bit "
-    "(test_cu_on_cpu.py); strict, so a fix shows up as XPASS"))
-
-
-CASES = [pytest.param(m, "float64", 1e-12, marks=[EULER_F64_OPEN] if m == "euler-1d" else [],
-                      id=f"{m}-float64") for m in MODELS] + \
+CASES = [pytest.param(m, "float64", 1e-12, id=f"{m}-float64") for m in MODELS] + \
         [pytest.param(m, "float32", 1e-5, id=f"{m}-float32") for m in MODELS]
 
 
