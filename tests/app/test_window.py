@@ -261,9 +261,9 @@ def test_screenshot_from_the_command_line(tmp_path):
 def test_sample_image_as_initial_condition(win, qtbot, fake_models):
     from app.window import SAMPLES
     sim = open_model(win, qtbot, "fake-wave-2d")
+    frames = win.frames_shown
     win.apply_initial("h", f"{SAMPLES / 'two-bumps.png'}@1,2")
     qtbot.waitUntil(lambda: win.last_message[0].startswith("set h"), timeout=WAIT)
     h = sim.fields()["h"]
     assert 1.0 <= h.min() < 1.05 and 1.9 < h.max() <= 2.0  # black..white -> 1..2
-    frames = win.frames_shown
     qtbot.waitUntil(lambda: win.frames_shown > frames, timeout=WAIT)  # the view shows it
