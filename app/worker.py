@@ -163,7 +163,10 @@ class SolverWorker(QThread):
             self._publish(wait=True)
 
     def _cmd_run(self, on):
+        was = self.running
         self._set_running(bool(on) and self.sim is not None)
+        if was and not self.running:
+            self._publish(wait=True)  # the screen shows the state it paused in
 
     def _cmd_step(self, n=1):
         if self.sim is None:
