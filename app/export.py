@@ -122,8 +122,9 @@ def _gl_app():
 class Renderer:
     """Draws a simulation's field as the viewer does, into RGB arrays of `size`."""
 
-    def __init__(self, sim, field: str | None = None, size=SIZE, scale: ColorScale | None = None):
-        self.info = SimInfo.of(sim)
+    def __init__(self, sim, field: str | None = None, size=SIZE, scale: ColorScale | None = None,
+                 info: SimInfo | None = None):
+        self.info = info or SimInfo.of(sim)
         self.field = field or self.info.default_field
         if self.field not in self.info.fields:
             raise ParameterError(f"{sim.model}: unknown field '{self.field}'; fields: "

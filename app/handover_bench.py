@@ -3,9 +3,11 @@ on a GPU machine that has no display or Qt): the solver thread's loop (chunks of
 newest frame copied out: pinned async copies on a side stream on CuPy, plain copies on NumPy)
 with a consumer thread standing in for the screen (takes the newest frame every 1/60 s and reads
 it, as the colour range does). Drawing itself is not included: see the window's own summary
-(`pdestudio --model M --run-for S`) for that.
+(`pdestudio --model M --run-for S`) for that, or --render, which draws each frame taken with
+the window's view on an offscreen canvas (EGL) in the reader thread.
 
     python -m app.handover_bench mean-curvature shallow-water --size 1024 --backend cupy
+    python -m app.handover_bench mean-curvature --size 1024 --render   # + offscreen drawing
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import numpy as np
 
 import solvers
 
-from .frames import Mailbox
+from .frames import Mailbox, SimInfo
 from .transfer import make_copier
 
 
@@ -32,24 +34,46 @@ def plain_rate(sim, seconds: float) -> tuple[float, int]:
     return steps / (time.perf_counter() - t0), steps
 
 
-def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60):
-    """The worker loop: step ~frame_s of work, publish the newest frame, repeat."""
+def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: bool = False):
+    """The worker loop: step ~frame_s of work, publish the newest frame, repeat. The reader
+    takes the newest frame every frame_s and reads it, or (render=True) draws it with the
+    window's view on an offscreen OpenGL canvas (EGL), as fast as it can."""
     box, copier = Mailbox(), make_copier(sim.backend)
-    taken, stop = [0], threading.Event()
-    transfer = []
+    taken, stop, ready = [0], threading.Event(), threading.Event()
+    transfer, draw, how = [], [], [None]
+    info = SimInfo.of(sim)
 
     def screen():
+        r = None
+        if render:
+            from .export import Renderer
+            r = Renderer(None, info.default_field, size=(832, 640), info=info)
+            how[0] = r.how
+        ready.set()
         while not stop.is_set():
             f = box.take()
             if f is not None:
-                for a in f.fields.values():
-                    float(np.nanmax(a))  # touch the data like the colour range does
+                t0 = time.perf_counter()
+                if r is None:
+                    for a in f.fields.values():
+                        float(np.nanmax(a))  # touch the data like the colour range does
+                elif r.canvas is not None:
+                    r.view.set_frame(f, r.field, r.scale)
+                    r.canvas.render(alpha=False)
+                else:
+                    from .software import render_software
+                    render_software(info, f, r.field, r.scale, r.size)
+                draw.append(time.perf_counter() - t0)
                 f.done()
                 taken[0] += 1
-            time.sleep(frame_s)
+            if r is None or f is None:
+                time.sleep(frame_s if r is None else 0.001)
+        if r is not None:
+            r.close()
 
     th = threading.Thread(target=screen, daemon=True)
     th.start()
+    ready.wait()
     chunk, steps, frames = 1, 0, 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
@@ -76,7 +100,8 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60):
     return {"steps_per_s": steps / wall, "steps": steps, "frames_copied_per_s": frames / wall,
             "frames_shown_per_s": taken[0] / wall, "dropped": box.dropped,
             "transfer_ms_median": 1e3 * float(np.median(transfer)) if transfer else None,
-            "steps_per_frame": chunk}
+            "draw_ms_median": 1e3 * float(np.median(draw)) if draw else None,
+            "drawn_by": how[0], "steps_per_frame": chunk}
 
 
 def main(argv=None) -> int:
@@ -86,6 +111,8 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default="auto")
     ap.add_argument("--dtype", default="float64")
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--render", action="store_true",
+                    help="draw every frame taken with the window's view (offscreen OpenGL)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     rows = []
@@ -98,7 +125,7 @@ def main(argv=None) -> int:
         default = getattr(cls, "default_field", None) or next(iter(cls.field_infos))
         names = list(dict.fromkeys(list(getattr(cls, "surfaces", ())) + [default]))
         rate, steps = plain_rate(sim, a.seconds)
-        h = handover_rate(sim, a.seconds, names)
+        h = handover_rate(sim, a.seconds, names, render=a.render)
         row = {"model": model, "size": a.size, "backend": sim.backend, "dtype": sim.dtype,
                "fields": names, "plain_steps_per_s": rate, **h}
         rows.append(row)
@@ -106,7 +133,9 @@ def main(argv=None) -> int:
               f"hand-over of {names} {h['steps_per_s']:.4g} steps/s, "
               f"{h['frames_copied_per_s']:.3g} frames/s copied, {h['frames_shown_per_s']:.3g} "
               f"taken by a 60 Hz reader, {h['dropped']} dropped, transfer "
-              f"{h['transfer_ms_median']} ms (median)", flush=True)
+              f"{h['transfer_ms_median']} ms (median)"
+              + (f", drawn by {h['drawn_by']} in {h['draw_ms_median']:.3g} ms (median)"
+                 if a.render else ""), flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
