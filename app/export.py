@@ -176,9 +176,7 @@ def _renderer_name() -> str:
 
 
 def _default_scale(info: SimInfo, field: str) -> ColorScale:
-    rng = info.fields[field].get("range")
-    if rng:
-        return ColorScale(mode="fixed", lo=float(rng[0]), hi=float(rng[1]))
+    """The window's default: viridis over the data's range."""
     return ColorScale()
 
 

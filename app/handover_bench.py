@@ -45,11 +45,13 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
 
     def screen():
         r = None
-        if render:
-            from .export import Renderer
-            r = Renderer(None, info.default_field, size=(832, 640), info=info)
-            how[0] = r.how
-        ready.set()
+        try:
+            if render:
+                from .export import Renderer
+                r = Renderer(None, info.default_field, size=(832, 640), info=info)
+                how[0] = r.how
+        finally:
+            ready.set()
         while not stop.is_set():
             f = box.take()
             if f is not None:
@@ -134,7 +136,7 @@ def main(argv=None) -> int:
               f"{h['frames_copied_per_s']:.3g} frames/s copied, {h['frames_shown_per_s']:.3g} "
               f"taken by a 60 Hz reader, {h['dropped']} dropped, transfer "
               f"{h['transfer_ms_median']} ms (median)"
-              + (f", drawn by {h['drawn_by']} in {h['draw_ms_median']:.3g} ms (median)"
+              + (f", drawn by {h['drawn_by']} in {h['draw_ms_median']} ms (median)"
                  if a.render else ""), flush=True)
     if a.json:
         with open(a.json, "w") as f:

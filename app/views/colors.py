@@ -17,12 +17,24 @@ RANGE_MODES = ("auto", "fixed", "symmetric")
 LUT_SIZE = 256
 
 
+# viridis at 0, 1/4, 1/2, 3/4, 1: the table used where VisPy itself cannot be imported (a
+# headless machine without fontconfig), so the software renderer still works.
+_VIRIDIS = ((0.267, 0.005, 0.329), (0.229, 0.322, 0.546), (0.128, 0.567, 0.551),
+            (0.369, 0.789, 0.383), (0.993, 0.906, 0.144))
+
+
 @functools.lru_cache(maxsize=None)
 def lut(name: str) -> np.ndarray:
     """(256, 4) float32 RGBA table of a VisPy colormap."""
-    from vispy.color import get_colormap
-    return np.asarray(get_colormap(name).map(np.linspace(0.0, 1.0, LUT_SIZE)),
-                      dtype=np.float32).reshape(LUT_SIZE, 4)
+    s = np.linspace(0.0, 1.0, LUT_SIZE)
+    try:
+        from vispy.color import get_colormap
+        return np.asarray(get_colormap(name).map(s), dtype=np.float32).reshape(LUT_SIZE, 4)
+    except (ImportError, OSError):
+        a = np.asarray(_VIRIDIS)
+        knots = np.linspace(0.0, 1.0, len(a))
+        rgb = np.column_stack([np.interp(s, knots, a[:, k]) for k in range(3)])
+        return np.column_stack([rgb, np.ones(LUT_SIZE)]).astype(np.float32)
 
 
 @dataclass

@@ -180,3 +180,23 @@ def test_cli_run_exports_every_kind(tmp_path):
     assert "T" in m.point_data and len(m.points) == 128
     import imageio.v3 as iio
     assert len(iio.imread(out / "v.gif", index=None)) == 4  # steps 0, 20, 40, 60
+
+
+NO_GL = """
+import sys
+sys.modules["vispy"] = None  # no VisPy and hence no OpenGL context at all
+import solvers
+from app import export
+sim = solvers.create("heat-1d", backend="numpy", nx=64)
+print(export.render_image(sim, sys.argv[1]))
+"""
+
+
+def test_without_opengl_the_image_is_drawn_in_software_and_said_so(tmp_path):
+    import imageio.v3 as iio
+    how = run_py(NO_GL, tmp_path / "s.png")
+    assert how.startswith("software rendering (no OpenGL context")
+    img = iio.imread(tmp_path / "s.png")
+    _not_blank(img, colours=8)
+    viridis_end = (253, 231, 36)  # the top of the colormap appears (the field's maximum)
+    assert (np.abs(img.reshape(-1, 3).astype(int) - viridis_end).sum(axis=1) < 6).any()
