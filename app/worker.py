@@ -266,10 +266,12 @@ class SolverWorker(QThread):
         if gap > 0:
             self._handle_commands(block=False)
             time.sleep(gap)
-        elif self._behind:
-            # The screen is behind. Python code in this thread holds the GIL the GUI thread
-            # needs to draw, so wait (GIL released) until it takes the frame, for at most as
-            # long as this frame's stepping took: the solver keeps >= half of the time.
+        elif self._behind and self.sim.backend == "numpy":
+            # The screen is behind. NumPy stepping (Python between small array operations)
+            # holds the GIL the GUI thread needs to draw, so wait (GIL released) until it takes
+            # the frame, for at most as long as this frame's stepping took: the solver keeps
+            # at least half of the time. (On CuPy the worker mostly waits on the device with
+            # the GIL released, so it never waits for the screen.)
             self.mailbox.wait_taken(min(stepping, GUI_WAIT_MAX_S))
 
     def _publish(self, wait: bool) -> None:

@@ -45,8 +45,8 @@ class View:
             self.colorbar = scene.ColorBarWidget(cmap=scale.cmap, orientation="right",
                                                  label=self._label(field), label_color=TEXT,
                                                  clim=limits, border_width=0)
-            self.colorbar.width_max = 130
-            self.colorbar.width_min = 130
+            self.colorbar.width_max = 150
+            self.colorbar.width_min = 150
             self.grid.add_widget(self.colorbar, row=row, col=col, row_span=row_span)
             self._cbar_cmap = scale.cmap
         self.colorbar.clim = (f"{limits[0]:.3g}", f"{limits[1]:.3g}")
