@@ -1,18 +1,24 @@
 """The fused CUDA path of the structured shallow-water scheme: launches grid_kernels.cu.
 
-Δt lives in a device slot that the update kernels read; the host needs it only to advance the
-clock, and copies it on a side stream as soon as it is known, while the update runs, so the GPU
-never waits for the host.
+The same-step CFL condition is kept on the device as z_max = max_i dy (sW + sE) + dx (sS + sN)
+(the edge speeds of cell i) in a slot that the update kernels read (Δt = 2 δ dx dy / z_max); the
+host needs Δt only to advance the clock, and copies the slot on a side stream as soon as it is
+known, while the update runs, so the GPU never waits for the host. The host computes Δt from the
+slot with the same correctly rounded division as the device.
 
 - order 1, variant "strip" (the default): ONE pass per step, sw_strip1, which updates the state
-  and reduces the same-step CFL Δt of the next step from the new state (the separate pass sw_cfl
-  runs only for the first step and after the state was replaced: set_field, restore, load).
+  and reduces z_max of the next step from the new state. Three slots are used in turn (this
+  step's, the next step's, and the one the kernel clears for the step after), so a step costs one
+  launch and no memset; the separate pass sw_cfl runs only for the first step and after the
+  state was replaced (set_field, restore, load).
 - order 1, variant "cell": sw_cfl then sw_step1 (one thread per cell, all four edges recomputed;
   the plain fused kernel, kept as the rung below "strip" in the benchmarks).
-- order 3: sw_cfl, then three sw_stage3 launches (SSP-RK3 stages).
+- order 3: sw_cfl, then three sw_stage3 launches (SSP-RK3 stages; each block reconstructs its
+  tile and one ring around it once, in shared memory).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -21,8 +27,9 @@ from ..core.backend import load_kernels
 
 CU_FILE = Path(__file__).with_name("grid_kernels.cu")
 BLOCK = (32, 8)
-BLOCK3 = (32, 4)
+BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (grid_kernels.cu)
+SSP3 = ((0.0, 1.0), (0.75, 0.25), (1.0 / 3.0, 2.0 / 3.0))
 
 
 class GridFusedSolver:
@@ -30,7 +37,7 @@ class GridFusedSolver:
                  cfl: float, order: int, variant: str = "strip"):
         import cupy as cp
         self.cp = cp
-        self.real = np.dtype(dtype).type
+        r = self.real = np.dtype(dtype).type
         self.ny, self.nx = shape
         self.g, self.dx, self.dy, self.cfl, self.order = g, dx, dy, cfl, order
         opts = ("--use_fast_math",) if dtype == "float32" else ()
@@ -38,17 +45,31 @@ class GridFusedSolver:
                               options=opts)
         self.variant = variant if order == 1 else "stages"
         self.bits = np.uint32 if dtype == "float32" else np.uint64
-        self.slot = cp.empty(1, dtype=self.bits)
-        self.next_slot = cp.empty(1, dtype=self.bits)
-        self.next_event = cp.cuda.Event(disable_timing=True)
-        self.valid = False  # does self.slot hold the Δt of the current state?
+        self.slots = cp.zeros(3, dtype=self.bits)
+        self.slot = [self.slots[s:s + 1] for s in range(3)]
+        self.events = [cp.cuda.Event(disable_timing=True) for _ in range(3)]
+        self.cur = 0        # the slot that holds z_max of the current state
+        self.valid = False  # does it (strip variant: the one folded into the last step)?
         n = self.nx * self.ny
         self.rows = 8 if n < 2**22 else (16 if n < 2**24 else 32)  # rows per warp (strip)
         self.pinned = cp.cuda.alloc_pinned_memory(8)
-        self.host_dt = np.frombuffer(self.pinned, dtype=self.real, count=1)
+        self.host_z = np.frombuffer(self.pinned, dtype=self.real, count=1)
         self.side = cp.cuda.Stream(non_blocking=True)
-        self.event = cp.cuda.Event(disable_timing=True)
         self.spare: list = []  # output buffers, recycled from the previous step's inputs
+        # constant launch arguments
+        self.k_dt = r(2 * cfl * dx * dy)
+        nx_, ny_ = np.int32(self.nx), np.int32(self.ny)
+        rdx, rdy, gg = r(1 / dx), r(1 / dy), r(g)
+        self.cfl_args = (nx_, ny_, r(dx), r(dy), gg)
+        self.cell_args = (nx_, ny_, rdx, rdy, gg, self.k_dt)
+        M = self.rows
+        segs = (self.ny + M - 1) // M
+        self.strip_grid = ((self.nx + STRIP - 1) // STRIP,
+                           (segs + BLOCK_STRIP[1] - 1) // BLOCK_STRIP[1])
+        self.strip_args = (nx_, ny_, np.int32(M), rdx, rdy, r(dx), r(dy), gg, self.k_dt)
+        self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in grid_kernels.cu
+        eps = r(min(dx, dy) ** 2)
+        self.stage_args = [(nx_, ny_, rdx, rdy, gg, eps, r(a), r(b), self.k_dt) for a, b in SSP3]
 
     def _grid(self, block):
         return ((self.nx + block[0] - 1) // block[0], (self.ny + block[1] - 1) // block[1])
@@ -60,66 +81,62 @@ class GridFusedSolver:
 
     def dt(self) -> float:
         """Wait for the reduction of this step and return its Δt (the update keeps running)."""
-        cp = self.cp
-        self.side.wait_event(self.event)
-        cp.cuda.runtime.memcpyAsync(self.pinned.ptr, self.slot.data.ptr, self.slot.nbytes,
+        cp, s = self.cp, self.cur
+        self.side.wait_event(self.events[s])
+        cp.cuda.runtime.memcpyAsync(self.pinned.ptr, self.slot[s].data.ptr, self.slots.itemsize,
                                     cp.cuda.runtime.memcpyDeviceToHost, self.side.ptr)
         self.side.synchronize()
-        return float(self.host_dt[0])
+        z = self.host_z[0]
+        if not z > 0:  # every z_i was NaN: the step diverged (the base class restores)
+            return math.inf
+        return float(self.k_dt / z)  # the device's division (correctly rounded, same type)
 
     def invalidate(self) -> None:
         """The state was replaced: the Δt folded into the last step no longer applies."""
         self.valid = False
 
     def _reduce_dt(self, h, qx, qy, stream) -> None:
-        r = self.real
         cp = self.cp
-        cp.cuda.runtime.memsetAsync(self.slot.data.ptr, 0xFF, self.slot.nbytes, stream.ptr)
-        self.k["sw_cfl"](self._grid(BLOCK), BLOCK,
-                         (h, qx, qy, np.int32(self.nx), np.int32(self.ny), r(self.dx), r(self.dy),
-                          r(self.g), r(self.cfl), self.slot))
-        self.event.record(stream)
+        # all three slots: the strip kernel's output slot must start at 0 too
+        cp.cuda.runtime.memsetAsync(self.slots.data.ptr, 0, self.slots.nbytes, stream.ptr)
+        self.k["sw_cfl"](self._grid(BLOCK), BLOCK, (h, qx, qy, *self.cfl_args,
+                                                    self.slot[self.cur]))
+        self.events[self.cur].record(stream)
 
     def step(self, h, qx, qy, H, dt_limit):
-        cp, r = self.cp, self.real
+        cp = self.cp
         stream = cp.cuda.get_current_stream()
         limit = np.float64(np.inf if dt_limit is None else dt_limit)
-        nx, ny = np.int32(self.nx), np.int32(self.ny)
-        rdx, rdy, g = r(1 / self.dx), r(1 / self.dy), r(self.g)
-        if self.variant != "strip" or not self.valid:
+        strip = self.variant == "strip"
+        if not (strip and self.valid):
             self._reduce_dt(h, qx, qy, stream)
         out = self._buffers(h)
-        if self.variant == "strip":
-            M = self.rows
-            cp.cuda.runtime.memsetAsync(self.next_slot.data.ptr, 0xFF, self.next_slot.nbytes,
-                                        stream.ptr)
-            segs = (self.ny + M - 1) // M
-            grid = ((self.nx + STRIP - 1) // STRIP, (segs + BLOCK3[1] - 1) // BLOCK3[1])
-            self.k["sw_strip1"](grid, BLOCK3, (h, qx, qy, H, *out, nx, ny, np.int32(M), rdx, rdy,
-                                               r(self.dx), r(self.dy), g, r(self.cfl), self.slot,
-                                               self.next_slot, limit))
-            self.next_event.record(stream)
+        cur = self.cur
+        if strip:
+            nxt, clr = (cur + 1) % 3, (cur + 2) % 3
+            self.k["sw_strip1"](self.strip_grid, BLOCK_STRIP,
+                                (h, qx, qy, H, *out, *self.strip_args, self.slot[cur],
+                                 self.slot[nxt], self.slot[clr], limit))
+            self.events[nxt].record(stream)
         elif self.variant == "cell":
             self.k["sw_step1"](self._grid(BLOCK), BLOCK,
-                               (h, qx, qy, H, *out, nx, ny, rdx, rdy, g, self.slot, limit))
+                               (h, qx, qy, H, *out, *self.cell_args, self.slot[cur], limit))
         else:
-            eps = r(min(self.dx, self.dy) ** 2)
+            grid = self._grid(self.block3)
             u0 = (h, qx, qy)
             u = u0
-            for a, b in ((0.0, 1.0), (0.75, 0.25), (1.0 / 3.0, 2.0 / 3.0)):
-                self.k["sw_stage3"](self._grid(BLOCK3), BLOCK3,
-                                    (*u, H, *u0, *out, nx, ny, rdx, rdy, g, eps, r(a), r(b),
-                                     self.slot, limit))
+            for n, args in enumerate(self.stage_args):
+                self.k["sw_stage3"](grid, self.block3,
+                                    (*u, H, *u0, *out, *args, self.slot[cur], limit))
                 if u is not u0:
                     self.spare.extend(u)
                 u = out
-                if b != 2.0 / 3.0:
+                if n < 2:
                     out = self._buffers(h)
             out = u
         dt = self.dt()
-        if self.variant == "strip":  # the next step's Δt is in next_slot once next_event passed
-            self.slot, self.next_slot = self.next_slot, self.slot
-            self.event, self.next_event = self.next_event, self.event
+        if strip:  # the next step's z_max is in slot nxt once its event has passed
+            self.cur = nxt
             self.valid = True
         dt = dt if dt_limit is None else min(dt, dt_limit)
         self.spare.extend((h, qx, qy))
