@@ -19,6 +19,34 @@ from .colors import ColorScale, decimate
 MAX_SIDE = 256
 OTHER_COLORS = ((0.62, 0.50, 0.36, 1.0), (0.85, 0.55, 0.25, 1.0), (0.55, 0.60, 0.65, 1.0))
 LIGHT_DIR = (-0.6, -0.4, -1.0)
+SEE_THROUGH = 0.45  # opacity of a surface lying above the coloured one (e.g. a free surface)
+
+
+def other_color(i: int, above: bool) -> tuple:
+    """The fixed colour of the i-th surface not coloured by the field; see-through when it
+    lies above the coloured surface, so the coloured one stays visible."""
+    c = OTHER_COLORS[(i - 1) % len(OTHER_COLORS)]
+    return c[:3] + (SEE_THROUGH,) if above else c
+
+
+_SEE: dict = {}  # id(visual) -> see-through (VisPy visuals take no new attributes)
+
+
+def set_see_through(visual, on: bool) -> None:
+    if _SEE.get(id(visual)) == on:
+        return
+    _SEE[id(visual)] = on
+    if on:
+        visual.set_gl_state("translucent", depth_test=True, cull_face=False)
+        visual.order = 1  # drawn after the opaque surfaces
+    else:
+        visual.set_gl_state("opaque", depth_test=True, cull_face=False)
+        visual.order = 0
+
+
+def above(heights: list, i: int, coloured: int) -> bool:
+    with np.errstate(all="ignore"):
+        return bool(np.nanmean(heights[i]) > np.nanmean(heights[coloured]))
 
 
 def _grid_axes(info):
@@ -66,9 +94,13 @@ class SurfaceView(View):
         coloured = self.names.index(field) if field in self.names else 0
         for i, (s, z) in enumerate(zip(self.surfaces, heights)):
             if i == coloured:
+                set_see_through(s, False)
                 s.set_data(z=z, colors=scale.rgba(shown, (lo, hi)))
             else:
-                s.set_data(z=z)
+                up = above(heights, i, coloured)
+                set_see_through(s, up)
+                s.set_data(z=z, colors=np.broadcast_to(np.asarray(other_color(i, up), np.float32),
+                                                       z.shape + (4,)).copy())
         self._set_title(field, frame)
         self._update_colorbar(scale, (lo, hi), field)
         return lo, hi

@@ -13,7 +13,7 @@ from vispy.visuals.transforms import STTransform
 
 from .base import View, as_float32
 from .colors import ColorScale
-from .surface import LIGHT_DIR, OTHER_COLORS
+from .surface import LIGHT_DIR, OTHER_COLORS, above, other_color, set_see_through
 
 
 def cell_to_vertex(cells: np.ndarray, n_points: int):
@@ -84,11 +84,13 @@ class TriMeshView(View):
             if self.heights:
                 verts = self.points.copy()
                 verts[:, 2] = hs[i]
-            kw = {}
             if i == coloured:
+                set_see_through(m, False)
                 kw = {"face_colors": colours} if per_cell else {"vertex_colors": colours}
             else:
-                kw = {"color": OTHER_COLORS[(i - 1) % len(OTHER_COLORS)]}
+                up = self.heights and above(hs, i, coloured)
+                set_see_through(m, up)
+                kw = {"color": other_color(i, up)}
             m.set_data(vertices=verts.astype(np.float32), faces=self.cells, **kw)
         self._set_title(field, frame)
         self._update_colorbar(scale, (lo, hi), field)
@@ -113,5 +115,5 @@ class TriMeshView(View):
             cam.elevation, cam.azimuth = 90, 0
         else:
             cam.elevation, cam.azimuth = 30, -50
-        cam.distance = (2.3 if self.planar else 1.5) * self.extent
+        cam.distance = (2.6 if self.planar else 1.5) * self.extent
         cam.scale_factor = self.extent
