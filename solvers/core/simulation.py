@@ -283,6 +283,34 @@ class Simulation:
         else:
             self.state[name] = values
 
+    # ---- live parameters ----------------------------------------------------------------
+    def set_param(self, name: str, value) -> None:
+        """Change a `live` parameter of this simulation (validated like at creation; a parameter
+        that is not live applies only to a new simulation). Nothing changes if it is refused."""
+        schema = self.schema(self.scenario_name)
+        if name not in schema:
+            raise ParameterError(f"{self.model}: unknown parameter '{name}'; known parameters: "
+                                 + ", ".join(schema))
+        p = schema[name]
+        if not p.live:
+            raise ParameterError(f"{self.model}: parameter '{name}' is not live; it applies to "
+                                 "a new simulation (reset); live parameters: "
+                                 + (", ".join(k for k, q in schema.items() if q.live) or "none"))
+        new = dict(self.params)
+        new[name] = p.validate(value, self.model)
+        self._check_params(new)
+        old, self.params = self.params, frozen(new)
+        try:
+            self._param_changed(name)
+        except Exception:
+            self.params = old
+            self._param_changed(name)
+            raise
+
+    def _param_changed(self, name: str) -> None:
+        """Hook: a live parameter changed (self.params holds the new value). Models that read
+        their parameters every step need nothing; those that cache derived values refresh them."""
+
     # ---- fields -------------------------------------------------------------------------
     def fields(self) -> dict[str, np.ndarray]:
         """Host copies of every displayable field (original numbering)."""

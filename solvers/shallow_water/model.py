@@ -163,6 +163,9 @@ class ShallowWater(_Front, Simulation):
         super()._assign_state(name, values)
         self._solver.invalidate()  # a Δt computed from the old state no longer applies
 
+    def _param_changed(self, name: str) -> None:
+        self._solver = self._make_solver()  # the solvers hold cfl (kernels stay compiled)
+
     def _fields(self) -> dict:
         s = self.state
         return {"h": s["h"], "hu": s["hu"], "hv": s["hv"], "H": s["H"],

@@ -184,6 +184,9 @@ class Euler1D(SweptSimulation):
         super()._set_field(name, arr)
         self._dt = self._fixed_dt(self._be.asnumpy(self._U))
 
+    def _param_changed(self, name: str) -> None:
+        self._dt = self._fixed_dt(self._be.asnumpy(self._U))  # cfl: Δt from the current state
+
     def _ghosts(self):
         return self._left, self._right
 

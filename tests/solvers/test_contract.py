@@ -211,3 +211,42 @@ def test_nonfinite_step_size_keeps_state(model):
     assert sim.t == ref.t
     for k, v in sim.fields().items():
         np.testing.assert_array_equal(v, ref.fields()[k], err_msg=k)
+
+
+def _live_cases():
+    for model in MODELS:
+        for p in solvers.describe(model)["parameters"]:
+            if p["live"] and p["type"] in ("float", "int"):
+                yield pytest.param(model, p["name"], id=f"{model}-{p['name']}")
+
+
+@pytest.mark.parametrize("model,name", list(_live_cases()))
+def test_live_parameter_change_equals_starting_with_it(model, name):
+    """set_param on a live parameter acts exactly as if the simulation had started with it."""
+    a = make(model)
+    value = a.params[name] * 0.5
+    a.set_param(name, value)
+    assert a.params[name] == value
+    b = make(model, **{name: value})
+    a.step(2)
+    b.step(2)
+    assert a.t == b.t
+    for k, v in a.fields().items():
+        np.testing.assert_array_equal(v, b.fields()[k], err_msg=k)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_set_param_refuses_what_is_not_live_or_out_of_range(model):
+    sim = make(model)
+    before = dict(sim.params)
+    schema = solvers.describe(model)["parameters"]
+    fixed = next(p["name"] for p in schema if not p["live"])
+    with pytest.raises(ParameterError, match="not live"):
+        sim.set_param(fixed, before[fixed])
+    with pytest.raises(ParameterError, match="unknown parameter"):
+        sim.set_param("nosuch", 1)
+    for p in schema:
+        if p["live"] and p["type"] == "float":
+            with pytest.raises(ParameterError, match=p["name"]):
+                sim.set_param(p["name"], math.nan)
+    assert dict(sim.params) == before
