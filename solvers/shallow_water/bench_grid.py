@@ -3,7 +3,8 @@ kernel ladder (NumPy, CuPy array code, fused one thread per cell + Δt pass, fus
 Δt folded in), the paper's Tables 1–2 problem (circular dam break to t = 1), and the CPU/GPU L1
 differences at t = 1 (seed 002 §6.2).
 
-    python -m solvers.shallow_water.bench_grid [--out DIR] [--budget SECONDS]
+    python -m solvers.shallow_water.bench_grid [--out DIR] [--budget SECONDS] [--sweep]
+                                              [--no-ladder]
 
 Full runs to t = 1 are timed for the fused paths; the other rungs time a few steps and scale by
 the number of steps the fused run of the same size took (marked "extrapolated").
@@ -86,6 +87,28 @@ def _kernel_name(sim):
     return {"strip": "fused-strip", "cell": "fused-cell"}.get(sim._solver.variant, "fused")
 
 
+def sweep_rate(dtype, order, nx, tuning, rows, steps, bw):
+    """Time per step of the fused path with other compile-time knobs / rows per warp."""
+    from .grid_fused import GridFusedSolver
+    sim = make("cupy", dtype, order, nx)
+    old = sim._solver
+    sim._solver = GridFusedSolver(dtype=dtype, shape=sim.mesh.shape, g=old.g, dx=old.dx,
+                                  dy=old.dy, cfl=old.cfl, order=order, tuning=tuning, rows=rows)
+    sim.step(2)
+    _sync()
+    t0 = time.perf_counter()
+    sim.step(steps)
+    _sync()
+    s = (time.perf_counter() - t0) / steps
+    cells, nbytes = sim.work()
+    r = {"sweep": True, "order": order, "dtype": dtype, "nx": nx, "tuning": tuning or "default",
+         "rows": sim._solver.rows if order == 1 else None, "steps": steps,
+         "us_per_step": s * 1e6, "gcell_per_s": cells / s / 1e9,
+         "roofline": nbytes / s / bw if bw else None}
+    print(json.dumps(r), flush=True)
+    return r
+
+
 def l1_differences(order, nx):
     """Σ_i |V_i| |h_cpu − h_gpu| at t = 1 (NumPy float64 vs the fused GPU path)."""
     ref = make("numpy", "float64", order, nx)
@@ -105,6 +128,10 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--out", default=".", help="folder for bench_grid.json")
     ap.add_argument("--budget", type=float, default=220.0, help="seconds; later items skipped")
+    ap.add_argument("--sweep", action="store_true",
+                    help="after the goal rows, time the fused kernels' tuning knobs")
+    ap.add_argument("--no-ladder", action="store_true",
+                    help="skip the extrapolated rungs (CuPy array, fused-cell, NumPy)")
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
     from solvers.bench import copy_bandwidth
@@ -113,11 +140,11 @@ def main(argv=None):
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"]
     dev = dev.decode() if isinstance(dev, bytes) else str(dev)
     print(json.dumps({"device": dev, "copy_gb_per_s": bw / 1e9}), flush=True)
-    rows, l1, skipped = [], [], []
+    rows, l1, skipped, sweep = [], [], [], []
     steps_to_t1 = {}
 
     def save():
-        res = {"device": dev, "copy_gb_per_s": bw / 1e9, "rows": rows, "l1": l1,
+        res = {"device": dev, "copy_gb_per_s": bw / 1e9, "rows": rows, "l1": l1, "sweep": sweep,
                "skipped": skipped, "seconds": time.perf_counter() - t_start}
         Path(a.out).mkdir(parents=True, exist_ok=True)
         (Path(a.out) / "bench_grid.json").write_text(json.dumps(res, indent=1))
@@ -149,16 +176,27 @@ def main(argv=None):
     for nx in (2000, 8192, 1000, 4096):
         timed(f"o1 f32 {nx}", lambda nx=nx: full("float32", 1, nx))
     timed("o3 f32 1200", lambda: full("float32", 3, 1200))
+    if a.sweep:
+        knobs = [(1, n, t, r, k) for n, k in ((8192, 300), (2000, 1000))
+                 for t, r in (({"SW_STRIP_MINB": 0}, None), (None, None),
+                              ({"SW_STRIP_MINB": 6, "SW_STRIP_UNROLL": 2}, None),
+                              ({"SW_STRIP_MINB": 0, "SW_STRIP_UNROLL": 2}, None),
+                              (None, 64 if n == 8192 else 16))]
+        knobs += [(3, 1200, t, None, 200) for t in (None, {"SW_STAGE_MINB": 3})]
+        for order, nx, t, r, k in knobs:
+            timed(f"sweep o{order} {nx} {t} {r}", lambda o=order, nx=nx, t=t, r=r, k=k:
+                  sweep.append(sweep_rate("float32", o, nx, t, r, k, bw)))
     # CPU/GPU L1 differences at t = 1
     for order, nx in ((1, 100), (1, 200), (3, 100)):
         timed(f"l1 o{order} {nx}", lambda o=order, nx=nx: l1.append(l1_differences(o, nx)))
-    for nx in (1000, 2000, 4096, 8192):
+    for nx in (1000, 2000, 4096):
         timed(f"o1 f64 {nx}", lambda nx=nx: full("float64", 1, nx))
     for dtype, sizes in (("float32", (400, 800)), ("float64", (400, 800, 1200))):
         for nx in sizes:
             timed(f"o3 {dtype} {nx}", lambda d=dtype, nx=nx: full(d, 3, nx))
+    timed("o1 f64 8192", lambda: full("float64", 1, 8192))
     # the ladder's lower rungs, extrapolated from a few steps
-    for dtype in ("float32", "float64"):
+    for dtype in () if a.no_ladder else ("float32", "float64"):
         for nx in (1000, 2000, 4096, 8192):
             timed(f"o1 cell {dtype} {nx}", lambda d=dtype, nx=nx: partial("cupy", d, 1, nx,
                                                                           "cell", 20))
@@ -166,10 +204,11 @@ def main(argv=None):
                 timed(f"o1 array {dtype} {nx}", lambda d=dtype, nx=nx: partial(
                     "cupy", d, 1, nx, "array", 3))
         timed(f"o3 array {dtype} 1200", lambda d=dtype: partial("cupy", d, 3, 1200, "array", 2))
-    timed("o1 numpy 1000", lambda: partial("numpy", "float64", 1, 1000, "numpy", 2))
-    timed("o1 numpy 2000", lambda: partial("numpy", "float64", 1, 2000, "numpy", 1))
-    timed("o3 numpy 400", lambda: partial("numpy", "float64", 3, 400, "numpy", 1))
-    timed("o3 numpy 1200", lambda: partial("numpy", "float64", 3, 1200, "numpy", 1))
+    if not a.no_ladder:
+        timed("o1 numpy 1000", lambda: partial("numpy", "float64", 1, 1000, "numpy", 2))
+        timed("o1 numpy 2000", lambda: partial("numpy", "float64", 1, 2000, "numpy", 1))
+        timed("o3 numpy 400", lambda: partial("numpy", "float64", 3, 400, "numpy", 1))
+        timed("o3 numpy 1200", lambda: partial("numpy", "float64", 3, 1200, "numpy", 1))
     save()
     print("skipped:", skipped, flush=True)
 

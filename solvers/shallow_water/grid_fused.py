@@ -34,13 +34,18 @@ SSP3 = ((0.0, 1.0), (0.75, 0.25), (1.0 / 3.0, 2.0 / 3.0))
 
 class GridFusedSolver:
     def __init__(self, *, dtype: str, shape: tuple[int, int], g: float, dx: float, dy: float,
-                 cfl: float, order: int, variant: str = "strip"):
+                 cfl: float, order: int, variant: str = "strip", tuning: dict | None = None,
+                 rows: int | None = None):
+        """`tuning`: overrides of the kernels' compile-time knobs (grid_kernels.cu), e.g.
+        {"SW_STRIP_MINB": 0}, and `rows`: rows per warp of the strip kernel, for the benchmark's
+        sweep; None: the defaults."""
         import cupy as cp
         self.cp = cp
         r = self.real = np.dtype(dtype).type
         self.ny, self.nx = shape
         self.g, self.dx, self.dy, self.cfl, self.order = g, dx, dy, cfl, order
         opts = ("--use_fast_math",) if dtype == "float32" else ()
+        opts += tuple(f"-D{k}={int(v)}" for k, v in sorted((tuning or {}).items()))
         self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3"],
                               options=opts)
         self.variant = variant if order == 1 else "stages"
@@ -51,7 +56,9 @@ class GridFusedSolver:
         self.cur = 0        # the slot that holds z_max of the current state
         self.valid = False  # does it (strip variant: the one folded into the last step)?
         n = self.nx * self.ny
-        self.rows = 8 if n < 2**22 else (16 if n < 2**24 else 32)  # rows per warp (strip)
+        if rows is None:  # rows per warp (strip)
+            rows = 8 if n < 2**22 else (16 if n < 2**24 else 32)
+        self.rows = rows
         self.pinned = cp.cuda.alloc_pinned_memory(8)
         self.host_z = np.frombuffer(self.pinned, dtype=self.real, count=1)
         self.side = cp.cuda.Stream(non_blocking=True)

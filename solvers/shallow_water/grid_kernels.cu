@@ -20,6 +20,21 @@
 
 #define SWD __device__ __forceinline__
 
+// Tuning knobs of sw_strip1 (grid_fused.py passes -D options): the minimum number of resident
+// blocks per SM asked of the register allocator for float32 (0: none), and the unrolling of the
+// row loop.
+#ifndef SW_STRIP_MINB
+#define SW_STRIP_MINB 8
+#endif
+#ifndef SW_STRIP_UNROLL
+#define SW_STRIP_UNROLL 1
+#endif
+constexpr int kStripUnroll = SW_STRIP_UNROLL;
+// sw_stage3 (float32): minimum resident blocks of 256 threads per SM.
+#ifndef SW_STAGE_MINB
+#define SW_STAGE_MINB 4
+#endif
+
 // Wall ghosts mirror the cells next to the wall; indices further out (halo lanes beyond the
 // grid, whose results are never used) are clamped into the grid.
 SWD int mirror(int i, int n)
@@ -217,39 +232,30 @@ SWD void edge_pts(const Poly<T>& p, int side, T& lo, T& hi)
     hi = m + G * t;
 }
 
-// Half the sum over the two Gauss points of the fluctuation that cell `own` receives from its
-// edge `side` shared with the neighbour polynomials `nb`. Components (h, qx, qy).
-template <typename T>
-SWD void edge_contrib(const Poly<T> own[4], const Poly<T> nb[4], int side, T g, T rg,
-                      T& fh, T& fqx, T& fqy)
+// Both fluctuations of an edge between the cells with polynomials L (left/south) and R
+// (right/north), each half the sum over the two Gauss points: m = D^- (to L), p = D^+ (to R),
+// components (h, qn, qt) with qn = qx across x-edges (YDIR false), qn = qy across y-edges.
+template <typename T, bool YDIR>
+SWD void edge_both(const Poly<T> L[4], const Poly<T> R[4], T g, T rg, T m[3], T p[3])
 {
-    const int nside = side ^ 1;  // E<->W, N<->S
-    T oe[2], ox[2], oy[2], oH[2], ne[2], nxq[2], nyq[2], nH[2];
-    edge_pts(own[0], side, oe[0], oe[1]);  edge_pts(nb[0], nside, ne[0], ne[1]);
-    edge_pts(own[1], side, ox[0], ox[1]);  edge_pts(nb[1], nside, nxq[0], nxq[1]);
-    edge_pts(own[2], side, oy[0], oy[1]);  edge_pts(nb[2], nside, nyq[0], nyq[1]);
-    edge_pts(own[3], side, oH[0], oH[1]);  edge_pts(nb[3], nside, nH[0], nH[1]);
-    fh = fqx = fqy = T(0);
+    const int ls = YDIR ? 2 : 0, rs = YDIR ? 3 : 1;  // L's E/N side faces R's W/S side
+    T le[2], lx[2], ly[2], lH[2], re[2], rx[2], ry[2], rH[2];
+    edge_pts(L[0], ls, le[0], le[1]);  edge_pts(R[0], rs, re[0], re[1]);
+    edge_pts(L[1], ls, lx[0], lx[1]);  edge_pts(R[1], rs, rx[0], rx[1]);
+    edge_pts(L[2], ls, ly[0], ly[1]);  edge_pts(R[2], rs, ry[0], ry[1]);
+    edge_pts(L[3], ls, lH[0], lH[1]);  edge_pts(R[3], rs, rH[0], rH[1]);
+    m[0] = m[1] = m[2] = p[0] = p[1] = p[2] = T(0);
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
-        const T ho = oe[q] + oH[q], hn = ne[q] + nH[q];
-        const T ro = rsqrt_(ho), rn = rsqrt_(hn);
-        T m[3], p[3];
-        if (side == 0) {         // own cell is the left one, normal +x
-            roe_both(ho, ox[q], oy[q], oH[q], ro, hn, nxq[q], nyq[q], nH[q], rn, g, rg, m, p);
-            fh += m[0]; fqx += m[1]; fqy += m[2];
-        } else if (side == 1) {  // own cell is the right one
-            roe_both(hn, nxq[q], nyq[q], nH[q], rn, ho, ox[q], oy[q], oH[q], ro, g, rg, m, p);
-            fh += p[0]; fqx += p[1]; fqy += p[2];
-        } else if (side == 2) {  // normal +y: qn = qy, qt = qx
-            roe_both(ho, oy[q], ox[q], oH[q], ro, hn, nyq[q], nxq[q], nH[q], rn, g, rg, m, p);
-            fh += m[0]; fqy += m[1]; fqx += m[2];
-        } else {
-            roe_both(hn, nyq[q], nxq[q], nH[q], rn, ho, oy[q], ox[q], oH[q], ro, g, rg, m, p);
-            fh += p[0]; fqy += p[1]; fqx += p[2];
-        }
+        const T hL = le[q] + lH[q], hR = re[q] + rH[q];
+        T mm[3], pp[3];
+        roe_both(hL, YDIR ? ly[q] : lx[q], YDIR ? lx[q] : ly[q], lH[q], rsqrt_(hL),
+                 hR, YDIR ? ry[q] : rx[q], YDIR ? rx[q] : ry[q], rH[q], rsqrt_(hR), g, rg, mm, pp);
+#pragma unroll
+        for (int k = 0; k < 3; ++k) { m[k] += mm[k]; p[k] += pp[k]; }
     }
-    fh *= T(0.5); fqx *= T(0.5); fqy *= T(0.5);
+#pragma unroll
+    for (int k = 0; k < 3; ++k) { m[k] *= T(0.5); p[k] *= T(0.5); }
 }
 
 // The volume term 1/|V| ∫_V (A1 ∂x P + A2 ∂y P) by the 2x2 Gauss rule; P_h = P_eta + P_H.
@@ -327,16 +333,29 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
     load_cell(h, qx, qy, H, i, jbeg + 1, nx, ny, hn, qxn, qyn, Hn);
     rn = rsqrt_(hn);
     if (lane == 31) load_cell(h, qx, qy, H, i + 1, jbeg, nx, ny, hef, qxef, qyef, Hef);
+    // rows loaded in the loop lie in [1, ny + 1]: only the north wall can be crossed, and the
+    // columns (this lane's, and lane 31's east one) are fixed
+    const int im = mirror(i, nx), ie = mirror(i + 1, nx);
+    const bool fx = i < 0 || i >= nx, fxe = i + 1 >= nx;
+    auto load_row = [&](int col, bool flipx, int jj, T& hv, T& qxv, T& qyv, T& Hv) {
+        const long k = (long)(jj < ny ? jj : 2 * ny - 1 - jj) * nx + col;
+        hv = h[k];
+        const T a = qx[k], c = qy[k];
+        qxv = flipx ? -a : a;
+        qyv = jj >= ny ? -c : c;
+        Hv = H[k];
+    };
     T pnh = 0, pny = 0, pnr = 0, psx = 0, psS = 0;  // previous row: new h, qy, r; sW + sE; sS
     T zmax = T(0);
+#pragma unroll kStripUnroll
     for (int j = jbeg; j <= jend; ++j) {
-        load_cell(h, qx, qy, H, i, j + 2, nx, ny, hf, qxf, qyf, Hf);
+        load_row(im, fx, j + 2, hf, qxf, qyf, Hf);
         T hE = __shfl_down_sync(FULL_MASK, hc, 1), qxE = __shfl_down_sync(FULL_MASK, qxc, 1);
         T qyE = __shfl_down_sync(FULL_MASK, qyc, 1), HE = __shfl_down_sync(FULL_MASK, Hc, 1);
         T rE = __shfl_down_sync(FULL_MASK, rc, 1);
         if (lane == 31) {
             hE = hef; qxE = qxef; qyE = qyef; HE = Hef; rE = rsqrt_(hef);
-            load_cell(h, qx, qy, H, i + 1, j + 1, nx, ny, hef, qxef, qyef, Hef);
+            load_row(ie, fxe, j + 1, hef, qxef, qyef, Hef);
         }
         T mN[3], pN[3];
         roe_both(hc, qyc, qxc, Hc, rc, hn, qyn, qxn, Hn, rn, g, rg, mN, pN);
@@ -458,7 +477,13 @@ __global__ void sw_step1(const T* __restrict__ h, const T* __restrict__ qx,
 // next, no longer read by anyone) is zeroed here so that the host needs no memset per step.
 // Block (32, 4): blockIdx.x = strip of 29 columns, warp (blockIdx.y, threadIdx.y) = band of M rows.
 template <typename T>
-__global__ void __launch_bounds__(128) sw_strip1(
+__global__ void
+#if SW_STRIP_MINB > 0
+__launch_bounds__(128, sizeof(T) == 4 ? SW_STRIP_MINB : 1)
+#else
+__launch_bounds__(128)
+#endif
+sw_strip1(
     const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
     const T* __restrict__ H, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
     const int nx, const int ny, const int M, const T rdx, const T rdy, const T dx, const T dy,
@@ -479,12 +504,14 @@ __global__ void __launch_bounds__(128) sw_strip1(
 // Third order, one SSP-RK3 stage: out = a u0 + b (u + Δt L(u)) (a = 0: out = u + Δt L(u)).
 // A block of 32 x TY threads owns a 32 x TY tile. It stages the state of the tile and two ghost
 // rings in shared memory, reconstructs every cell of the tile and one ring around it ONCE (CWENO3
-// of eta, qx, qy, H: the coefficients go to shared memory), then each thread evaluates the four
-// edges (two Gauss points each) and the volume term of its cell.
+// of eta, qx, qy, H: the coefficients go to shared memory), then each thread solves the west and
+// south edges of its cell (two Gauss points each; D^+ is its own, D^- goes through shared memory
+// to the neighbour), warps 0 and 1 the east edges of the last column and the north edges of the
+// last row, so that every edge is solved once; then each thread adds its volume term and updates.
 template <typename T> struct Tile3 { enum { TX = 32, TY = sizeof(T) == 4 ? 8 : 4 }; };
 
 template <typename T>
-__global__ void __launch_bounds__(256) sw_stage3(
+__global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? SW_STAGE_MINB : 1) sw_stage3(
     const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
     const T* __restrict__ H, const T* __restrict__ h0, const T* __restrict__ qx0,
     const T* __restrict__ qy0, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
@@ -522,8 +549,10 @@ __global__ void __launch_bounds__(256) sw_stage3(
         }
     }
     __syncthreads();
-    const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
-    if (i >= nx || j >= ny) return;
+    // D^- of the x-edge west of cell (c, r) of the tile (c = TX: east of the last column) and
+    // of the y-edge south of it (r = TY: north of the last row); components (h, qn, qt)
+    __shared__ T dmx[3][TY][TX + 1];
+    __shared__ T dmy[3][TY + 1][TX];
     const T rg = sqrt(g);
     // the polynomials of reconstructed cell (pa, pb): cell (i0 - 1 + pa, j0 - 1 + pb)
     auto polys = [&](int pa, int pb, Poly<T> P[4]) {
@@ -534,21 +563,44 @@ __global__ void __launch_bounds__(256) sw_stage3(
             P[v].ayy = pc[v][3][pb][pa]; P[v].axy = pc[v][4][pb][pa];
         }
     };
-    const int pa = threadIdx.x + 1, pb = threadIdx.y + 1;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int pa = tx + 1, pb = ty + 1;
     Poly<T> own[4], nb[4];
+    T m[3], p[3];
     polys(pa, pb, own);
+    polys(pa - 1, pb, nb);
+    edge_both<T, false>(nb, own, g, rg, m, p);   // west edge
+    T xh = p[0], xqx = p[1], xqy = p[2];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) dmx[k][ty][tx] = m[k];
+    polys(pa, pb - 1, nb);
+    edge_both<T, true>(nb, own, g, rg, m, p);    // south edge
+    T yh = p[0], yqy = p[1], yqx = p[2];
+#pragma unroll
+    for (int k = 0; k < 3; ++k) dmy[k][ty][tx] = m[k];
+    if (ty == 0 && tx < TY) {  // east edges of the last column
+        Poly<T> L[4], R[4];
+        polys(TX, tx + 1, L);
+        polys(TX + 1, tx + 1, R);
+        edge_both<T, false>(L, R, g, rg, m, p);
+#pragma unroll
+        for (int k = 0; k < 3; ++k) dmx[k][tx][TX] = m[k];
+    }
+    if (ty == 1) {             // north edges of the last row
+        Poly<T> L[4], R[4];
+        polys(tx + 1, TY, L);
+        polys(tx + 1, TY + 1, R);
+        edge_both<T, true>(L, R, g, rg, m, p);
+#pragma unroll
+        for (int k = 0; k < 3; ++k) dmy[k][TY][tx] = m[k];
+    }
     T vh, vx, vy;
     volume_term(own, rdx, rdy, g, vh, vx, vy);
-    T xh = 0, xqx = 0, xqy = 0, yh = 0, yqx = 0, yqy = 0, fh, fqx, fqy;
-#pragma unroll
-    for (int side = 0; side < 4; ++side) {
-        const int di = side == 0 ? 1 : (side == 1 ? -1 : 0);
-        const int dj = side == 2 ? 1 : (side == 3 ? -1 : 0);
-        polys(pa + di, pb + dj, nb);
-        edge_contrib(own, nb, side, g, rg, fh, fqx, fqy);
-        if (side < 2) { xh += fh; xqx += fqx; xqy += fqy; }
-        else          { yh += fh; yqx += fqx; yqy += fqy; }
-    }
+    __syncthreads();
+    xh += dmx[0][ty][tx + 1]; xqx += dmx[1][ty][tx + 1]; xqy += dmx[2][ty][tx + 1];
+    yh += dmy[0][ty + 1][tx]; yqy += dmy[1][ty + 1][tx]; yqx += dmy[2][ty + 1][tx];
+    const int i = i0 + tx, j = j0 + ty;
+    if (i >= nx || j >= ny) return;
     const T rh = -xh * rdx - yh * rdy - vh;
     const T rqx = -xqx * rdx - yqx * rdy - vx;
     const T rqy = -xqy * rdx - yqy * rdy - vy;
