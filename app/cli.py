@@ -94,6 +94,14 @@ class Progress:
 
 
 def cmd_run(a) -> int:
+    # Overflow on the way to a divergence is reported once, as SimulationDiverged, not as a
+    # stream of NumPy RuntimeWarnings.
+    import numpy as np
+    with np.errstate(all="ignore"):
+        return _run(a)
+
+
+def _run(a) -> int:
     params, scenario = _model_params(a.model, a.set, a.mesh, a.scenario)
     if a.load:
         if a.set or a.mesh or a.scenario or a.dtype:
