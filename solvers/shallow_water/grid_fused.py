@@ -14,7 +14,7 @@ slot with the same correctly rounded division as the device.
 - order 1, variant "cell": sw_cfl then sw_step1 (one thread per cell, all four edges recomputed;
   the plain fused kernel, kept as the rung below "strip" in the benchmarks).
 - order 3: sw_cfl, then three sw_stage3 launches (SSP-RK3 stages; each block reconstructs its
-  tile and one ring around it once, in shared memory).
+  tile and one ring around it once, in shared memory, and solves every edge once).
 """
 from __future__ import annotations
 
