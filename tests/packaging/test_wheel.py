@@ -2,6 +2,7 @@
 
 Slow: builds with `python -m build` and installs into a fresh virtual environment (dependencies
 come from the package index or pip's cache)."""
+import os
 import subprocess
 import sys
 import zipfile
@@ -60,3 +61,9 @@ def test_installed_wheel_runs_every_model(dist, tmp_path):
     r = subprocess.run([str(exe), "run", "nosuch", "--steps", "1"], capture_output=True,
                        text=True, cwd=tmp_path)
     assert r.returncode == 2 and "unknown model" in r.stderr
+    if os.environ.get("DISPLAY"):  # the window from the installed wheel (Xvfb under pytest-xvfb)
+        shot = tmp_path / "window.png"
+        r = subprocess.run([str(exe), "--model", "heat-1d", "--run-for", "1", "--screenshot",
+                            str(shot)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert shot.stat().st_size > 10_000
