@@ -220,14 +220,15 @@ def _live_cases():
                 yield pytest.param(model, p["name"], id=f"{model}-{p['name']}")
 
 
+@pytest.mark.parametrize("be", BACKENDS)
 @pytest.mark.parametrize("model,name", list(_live_cases()))
-def test_live_parameter_change_equals_starting_with_it(model, name):
+def test_live_parameter_change_equals_starting_with_it(model, name, be):
     """set_param on a live parameter acts exactly as if the simulation had started with it."""
-    a = make(model)
+    a = make(model, backend=be[0], kernel=be[1])
     value = a.params[name] * 0.5
     a.set_param(name, value)
     assert a.params[name] == value
-    b = make(model, **{name: value})
+    b = make(model, backend=be[0], kernel=be[1], **{name: value})
     a.step(2)
     b.step(2)
     assert a.t == b.t
