@@ -91,11 +91,39 @@ class FusedFV:
         self.grid_e = ((ne + BLOCK_EDGE - 1) // BLOCK_EDGE,)
         self.grid_c = ((m + BLOCK_CELL - 1) // BLOCK_CELL,)
 
-    def step(self, W, H, cfl: float, dt_limit: float | None) -> float:
-        """One step, all kernels queued back to back; the host waits once, for Δt."""
+    def run(self, W, H, cfl: float, count: int, t: float, t_end: float | None) -> np.ndarray:
+        """`count` steps queued back to back with no host round trip: tri_clock.cu clamps each
+        Δt to t_end and keeps the clock on the device exactly as the base class would. Returns
+        the Δt of each step as the host bookkeeping sees it (0 for steps after landing, which
+        change nothing). One host wait per batch."""
+        cp = self.cp
+        if self._clock is None:
+            self.k_clock = load_kernels(HERE / "tri_clock.cu", str(np.dtype(self.real)),
+                                        ["tri_clock"], options=("--fmad=false",))["tri_clock"]
+            self._clock = cp.zeros(2, dtype=np.float64)
+            self._hist_dev = cp.zeros(self.BATCH, dtype=np.float64)
+            import cupyx
+            self._hist_host = cupyx.empty_pinned((self.BATCH,), dtype=np.float64)
+        count = min(count, self.BATCH)
+        self._clock[0] = t
+        self._clock[1] = 0.0
+        end, has_end = (np.float64(t_end), np.int32(1)) if t_end is not None else \
+            (np.float64(0.0), np.int32(0))
+        for i in range(count):
+            cur = self._queue_fluxes(W, H, cfl)
+            self.k_clock((1,), (1,), (cur, self._clock, self._hist_dev, np.int32(i), end,
+                                      has_end))
+            self._queue_update(W, np.inf)
+        self._hist_dev[:count].get(out=self._hist_host[:count])
+        return np.array(self._hist_host[:count])
+
+    BATCH = 256
+    _clock = None
+
+    def _queue_fluxes(self, W, H, cfl: float):
         cfl2 = self.real(2 * cfl)
         g, r = np.float64(self.g), np.float64(self.r)
-        cur, nxt = self._slots[self._cur], self._slots[1 - self._cur]
+        cur = self._slots[self._cur]
         if self.assembly == "cell":
             self.k_flux(self.grid_c, (BLOCK_CELL,),
                         (W, H, self.nbr, self.cnx, self.cny, self.clen, self.area, self.acc,
@@ -106,10 +134,20 @@ class FusedFV:
                          self.acc, self.sacc, self.m, self.ne, g, r))
             self.k_dt(self.grid_c, (BLOCK_CELL,),
                       (self.sacc, np.int32(self.ns), self.area, cfl2, self.m, cur, self.zero))
-        limit = np.inf if dt_limit is None else dt_limit
+        return cur
+
+    def _queue_update(self, W, limit: float):
+        cur, nxt = self._slots[self._cur], self._slots[1 - self._cur]
         self.k_update(self.grid_c, (BLOCK_CELL,),
                       (W, self.acc, np.int32(self.ns), self.area, self.real(limit), self.m, cur,
                        nxt, self.zero))
-        cur.get(out=self._dt_host)  # pinned buffer; waits for the step
         self._cur = 1 - self._cur
+        return cur
+
+    def step(self, W, H, cfl: float, dt_limit: float | None) -> float:
+        """One step, all kernels queued back to back; the host waits once, for Δt."""
+        self._queue_fluxes(W, H, cfl)
+        limit = np.inf if dt_limit is None else dt_limit
+        cur = self._queue_update(W, limit)
+        cur.get(out=self._dt_host)  # pinned buffer; waits for the step
         return min(float(self._dt_host[0]), limit)
