@@ -121,6 +121,7 @@ class Euler1D(SweptSimulation):
     default_field = "rho"
     R, NV, tiers_per_step, bc = 2, 3, 2, "dirichlet"
     CU_FILE = Path(__file__).with_name("euler.cu")
+    state_names = ("rho", "rhou", "E")
     PREFIX = "euler"
     # No fused multiply-add contraction: the pressure-ratio limiter is discontinuous where its
     # denominator P_{i+1} − P_i vanishes (uniform ghost cells at the Dirichlet ends), and a
@@ -144,10 +145,6 @@ class Euler1D(SweptSimulation):
         self._setup_buffers()
         self._dt = self._fixed_dt(Q0)
 
-    def _bind_state(self) -> None:
-        for c, name in enumerate(("rho", "rhou", "E")):
-            self.state[name] = self._U[c]
-
     def _fixed_dt(self, Q) -> float:
         Q = np.asarray(Q, dtype=np.float64)
         g = self.params["gamma"]
@@ -167,7 +164,7 @@ class Euler1D(SweptSimulation):
             self._dt = float(aux["dt"])
 
     def _fields(self) -> dict:
-        xp, Q, g = self.xp, self._U, self.params["gamma"]
+        Q, g = self._U, self.params["gamma"]
         return {"rho": Q[0], "rhou": Q[1], "E": Q[2], "u": Q[1] / Q[0], "p": pressure(Q, g)}
 
     def _check_field(self, name: str, values: np.ndarray) -> None:

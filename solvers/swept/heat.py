@@ -64,6 +64,7 @@ class Heat1D(SweptSimulation):
     default_field = "T"
     R, NV, tiers_per_step, bc = 1, 1, 1, "mirror"
     CU_FILE = Path(__file__).with_name("heat.cu")
+    state_names = ("T",)
     PREFIX = "heat"
 
     def _setup(self) -> None:
@@ -76,8 +77,6 @@ class Heat1D(SweptSimulation):
         self._bind_state()
         self._setup_buffers()
 
-    def _bind_state(self) -> None:
-        self.state["T"] = self._U[0]
 
     @property
     def dt(self) -> float:

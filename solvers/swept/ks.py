@@ -72,6 +72,7 @@ class KuramotoSivashinsky1D(SweptSimulation):
     default_field = "u"
     R, NV, tiers_per_step, bc = 2, 1, 2, "periodic"
     CU_FILE = Path(__file__).with_name("ks.cu")
+    state_names = ("u",)
     PREFIX = "ks"
 
     @classmethod
@@ -95,8 +96,6 @@ class KuramotoSivashinsky1D(SweptSimulation):
         self._bind_state()
         self._setup_buffers()
 
-    def _bind_state(self) -> None:
-        self.state["u"] = self._U[0]
 
     @property
     def dt(self) -> float:

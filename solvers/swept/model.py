@@ -64,6 +64,7 @@ class SweptSimulation(Simulation):
     CU_FILE: ClassVar = None
     PREFIX: ClassVar[str] = ""
     nvrtc_options: ClassVar[tuple[str, ...]] = ()  # extra compiler options of the model's kernels
+    state_names: ClassVar[tuple[str, ...]] = ()  # the rows of self._U, in order
     check_interval = 4096
     size_param = "nx"
     bench_sizes = tuple(2**k for k in range(11, 21, 3))
@@ -162,7 +163,8 @@ class SweptSimulation(Simulation):
 
     def _bind_state(self) -> None:
         """Point the state arrays at the rows of self._U (after a ping-pong swap)."""
-        raise NotImplementedError
+        for c, name in enumerate(self.state_names):
+            self.state[name] = self._U[c]
 
     # ---- many steps: swept cycles or graph replays, classic for the rest ----------------------
     def _period(self) -> int:
