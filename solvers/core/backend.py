@@ -118,22 +118,27 @@ class Timer:
 
 
 @functools.lru_cache(maxsize=None)
-def _module(path: str, dtype: str, names: tuple[str, ...], options: tuple[str, ...], device: int):
+def _module(path: str, dtype: str, names: tuple[str, ...], options: tuple[str, ...], device: int,
+            cooperative: bool = False):
     import cupy as cp
     src = Path(path).read_text()
     code = f'#line 1 "{path}"\n' + src
-    mod = cp.RawModule(code=code, options=("--std=c++17",) + options, name_expressions=names)
+    mod = cp.RawModule(code=code, options=("--std=c++17",) + options, name_expressions=names,
+                       enable_cooperative_groups=cooperative)
     mod.compile()
     return mod
 
 
 def load_kernels(cu_file: str | Path, dtype: str, templates: list[str],
-                 options: tuple[str, ...] = ()) -> dict:
+                 options: tuple[str, ...] = (), cooperative: bool = False) -> dict:
     """Compile the templates of a `.cu` file once per (file, dtype, device) and return
     {template_name: RawKernel}. `templates` are kernel template names instantiated with the real
-    type of `dtype` (e.g. "heat_step" -> "heat_step<double>")."""
+    type of `dtype` (e.g. "heat_step" -> "heat_step<double>"). `cooperative`: the module's kernels
+    are launched with cuLaunchCooperativeKernel (all blocks co-resident, so grid-wide barriers are
+    safe; a grid larger than the device holds is refused at launch)."""
     import cupy as cp
     real = CTYPES[dtype]
     names = tuple(f"{t}<{real}>" for t in templates)
-    mod = _module(str(Path(cu_file).resolve()), dtype, names, tuple(options), cp.cuda.Device().id)
+    mod = _module(str(Path(cu_file).resolve()), dtype, names, tuple(options), cp.cuda.Device().id,
+                  cooperative)
     return {t: mod.get_function(n) for t, n in zip(templates, names)}

@@ -14,29 +14,12 @@
 // (19)–(20), (24)–(25): every load of a boundary node reads its mirror, and the accepted u_new gets
 // its boundary copies from the last block.
 #include "curvature_ops.cuh"
-
-// control block: double ctl[8], int cti[16], unsigned long long err[1], unsigned int count[1]
-#define C_T 0      // time of the accepted state
-#define C_TAU 1    // step the controller proposes (RungeKuttaMerson.tau)
-#define C_TRY 2    // step of the current attempt (proposal clamped to the end time)
-#define C_TEND 3   // end time (when I_HASEND)
-#define C_EPS 4    // tolerance
-#define C_LASTDT 5 // last accepted step
-#define I_ACTIVE 0
-#define I_STEPS 1  // accepted steps in this run
-#define I_TARGET 2 // stop after this many accepted steps
-#define I_CUR 3    // which state buffer holds u
-#define I_FAILED 4 // non-finite error estimate or too many rejections in a row
-#define I_REJ 5    // rejected attempts in this run
-#define I_REJROW 6
-#define I_HASEND 7
-#define I_ATTEMPTS 8
+#include "rkm_control.cuh"
 
 #define BX 32
 #define BY 8
 #define FLAG_NEUMANN 1
 #define FLAG_EXACT 2
-#define MAX_REJECTS 200
 
 
 // The stage input u + Σ a_sm k_m of Algorithm 4.1 (the same operations as RungeKuttaMerson).
@@ -65,43 +48,7 @@ __device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned 
         const double e = __longlong_as_double((long long)atomicAdd(err, 0ull)) / 3.0;
         *err = 0ull;
         *count = 0u;
-        cti[I_ATTEMPTS] += 1;
-        const double tau = ctl[C_TRY], prop = ctl[C_TAU], eps = ctl[C_EPS];
-        const bool clamped = tau < prop;
-        const bool has_end = cti[I_HASEND] != 0;
-        const double t_end = ctl[C_TEND];
-        accepted = 0;
-        if (!isfinite(e)) {
-            cti[I_FAILED] = 1;
-            cti[I_ACTIVE] = 0;
-        } else {
-            const double growth = (e == 0.0) ? 5.0 : fmin(5.0, 0.8 * pow(eps / e, 0.2));
-            const double nt = tau * growth;
-            if (e < eps) {
-                accepted = 1;
-                const double t = ctl[C_T];
-                ctl[C_T] = (has_end && tau >= (t_end - t) * (1 - 1e-12)) ? t_end : t + tau;
-                ctl[C_TAU] = clamped ? fmax(nt, prop) : nt;
-                ctl[C_LASTDT] = tau;
-                cti[I_STEPS] += 1;
-                cti[I_REJROW] = 0;
-            } else {
-                ctl[C_TAU] = nt;
-                cti[I_REJ] += 1;
-                if (++cti[I_REJROW] >= MAX_REJECTS) {
-                    cti[I_FAILED] = 1;
-                    cti[I_ACTIVE] = 0;
-                }
-            }
-            if (cti[I_ACTIVE]) {
-                const double t = ctl[C_T];
-                const bool landed = has_end && t_end - t <= 1e-13 * fmax(1.0, fabs(t_end));
-                if (cti[I_STEPS] >= cti[I_TARGET] || landed)
-                    cti[I_ACTIVE] = 0;
-                else
-                    ctl[C_TRY] = has_end ? fmin(ctl[C_TAU], t_end - t) : ctl[C_TAU];
-            }
-        }
+        accepted = rkm_decide(ctl, cti, e) ? 1 : 0;
     }
     __syncthreads();
     if (accepted && neumann) {

@@ -1,6 +1,14 @@
-"""The fused GPU path of the curvature flows: RKM attempts decided on the device (curvature.cu).
+"""The fused GPU path of the curvature flows: RKM attempts decided on the device.
 
-An attempt is five stage kernels (one right-hand-side evaluation each, the stage combination fused
+Two ways to run them, the same arithmetic:
+
+* `persistent` (default where cooperative launches work): one cooperative kernel per run of steps
+  (curvature_persist.cu). Its blocks own tiles of the grid, separate the five stages of an attempt
+  by grid-wide barriers and all take the same accept/reject decision, so a run of up to
+  `CHECK_INTERVAL` accepted steps is one launch and one read-back.
+* `graph` (curvature.cu): five stage kernels per attempt, described below.
+
+In the graph path an attempt is five stage kernels (one right-hand-side evaluation each, the stage combination fused
 into the tile load); the fifth also forms u_new and the error maximum, and its last block accepts or
 rejects, updates τ and t and flips the state buffer in a small control block in device memory. The
 host therefore only arms the control block, launches attempts (captured once as a CUDA graph of
@@ -11,6 +19,7 @@ control block back once per batch: no per-step synchronisation. Attempts after t
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +29,8 @@ from ..core.errors import SimulationDiverged
 from .operators import neumann_fill
 
 CU_FILE = Path(__file__).with_name("curvature.cu")
+PERSIST_FILE = Path(__file__).with_name("curvature_persist.cu")
+PERSIST_TY = {False: (4, 8, 16), True: (4, 8)}  # tile heights compiled per flow (willmore?)
 BX, BY = 32, 8
 GRAPH_ATTEMPTS = 32
 CHECK_INTERVAL = 512  # accepted steps between two finiteness checks of the state (base class)
@@ -32,6 +43,40 @@ FLAG_NEUMANN, FLAG_EXACT = 1, 2
 def kernels(dtype: str) -> dict:
     return load_kernels(CU_FILE, dtype, ["mc_stage", "wm_stage", "mc_rhs", "wm_rhs"],
                         options=("-I" + str(CU_FILE.parent),))
+
+
+def persistent_kernels(dtype: str, willmore: bool) -> dict:
+    """{TY: RawKernel} of the cooperative kernels (tiles of 32 × TY interior nodes)."""
+    pre = "wm" if willmore else "mc"
+    names = [f"{pre}_persist{ty}" for ty in PERSIST_TY[willmore]]
+    ks = load_kernels(PERSIST_FILE, dtype, names, options=("-I" + str(CU_FILE.parent),),
+                      cooperative=True)
+    return {ty: ks[n] for ty, n in zip(PERSIST_TY[willmore], names)}
+
+
+def blocks_per_sm(kern, threads: int, props: dict) -> int:
+    """Resident blocks per SM for `kern` (registers, shared memory, threads, block slots)."""
+    regs = max(1, int(kern.num_regs))
+    regs_per_warp = -(-regs * 32 // 256) * 256
+    by_regs = props["regsPerMultiprocessor"] // (regs_per_warp * (threads // 32))
+    smem = int(kern.shared_size_bytes) + 1024  # the runtime reserves 1 KiB per block
+    by_smem = props["sharedMemPerMultiprocessor"] // smem
+    by_threads = props["maxThreadsPerMultiProcessor"] // threads
+    return max(0, min(by_regs, by_smem, by_threads, props.get("maxBlocksPerMultiProcessor", 32)))
+
+
+def choose_tile(willmore: bool, n1: int, n2: int, nsm: int, allowed=None) -> int:
+    """The tile height whose busiest SM loads the fewest tile-plus-halo nodes per stage."""
+    R = 2 if willmore else 1
+    best = None
+    for ty in PERSIST_TY[willmore]:
+        if allowed is not None and ty not in allowed:
+            continue
+        tiles = -(-(n1 - 1) // 32) * -(-(n2 - 1) // ty)
+        cost = -(-tiles // nsm) * (ty + 2 * R) * (32 + 2 * R)
+        if best is None or cost <= best[0]:
+            best = (cost, ty)
+    return best[1]
 
 
 class FusedRKM:
@@ -72,7 +117,40 @@ class FusedRKM:
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph = None
         self.graph_error = None
+        self.sync = cp.zeros(4, dtype=cp.uint64)  # persistent path: 3 error slots, barrier count
+        self.persist = None  # (kernel, TY, grid) once set up
+        self.persist_error = None
+        want = os.environ.get("PDESTUDIO_CURVATURE_PATH", "persistent")
+        self.path = "persistent" if want == "persistent" and self._setup_persistent() else "graph"
         sim.check_interval = CHECK_INTERVAL
+
+    def _setup_persistent(self, ty: int | None = None) -> bool:
+        """Compile the cooperative kernel and size its grid; False (graph path) where the device
+        or the driver cannot launch cooperatively."""
+        cp = self.cp
+        try:
+            dev = cp.cuda.Device()
+            if not dev.attributes.get("CooperativeLaunch", 1):
+                raise RuntimeError("the device does not support cooperative launches")
+            props = cp.cuda.runtime.getDeviceProperties(dev.id)
+            nsm = props["multiProcessorCount"]
+            env_ty = os.environ.get("PDESTUDIO_CURVATURE_TY")
+            if ty is None and env_ty:
+                ty = int(env_ty)
+            if ty is None:
+                ty = choose_tile(self.sim.willmore, self.n1, self.n2, nsm)
+            kern = persistent_kernels(self.sim.dtype, self.sim.willmore)[ty]
+            bps = blocks_per_sm(kern, 32 * ty, props)
+            if bps < 1:
+                raise RuntimeError("the persistent kernel does not fit on one SM")
+            tiles = -(-(self.n1 - 1) // 32) * -(-(self.n2 - 1) // ty)
+            self.persist = (kern, ty, max(1, min(tiles, nsm * bps)))
+            self._nsm = nsm
+            return True
+        except Exception as e:  # noqa: BLE001 - any failure means: use the graph path
+            self.persist = None
+            self.persist_error = f"{type(e).__name__}: {e}"
+            return False
 
     # ---- one attempt, as launches ----------------------------------------------------------
     def _launch_attempt(self):
@@ -112,6 +190,31 @@ class FusedRKM:
                     for _ in range(GRAPH_ATTEMPTS):
                         self._launch_attempt()
 
+    def _launch_persistent(self):
+        """The whole armed run in one cooperative launch; returns the control ints (None where the
+        launch was refused and the graph path takes over)."""
+        cp = self.cp
+        while True:
+            kern, ty, grid = self.persist
+            try:
+                with self.stream:
+                    self.sync.fill(0)
+                    kern((grid,), (32, ty), (self.u[0], self.u[1], *self.ks, self.tx, self.ty,
+                                             self.coef, self.ctl, self.cti, self.sync,
+                                             *self.scalars))
+                break
+            except cp.cuda.driver.CUDADriverError as e:
+                # more blocks than the device holds at once (our occupancy estimate was high):
+                # one block fewer per SM; any other refusal: the graph path from now on
+                if "TOO_LARGE" in str(e) and grid > self._nsm:
+                    self.persist = (kern, ty, grid - self._nsm)
+                    continue
+                self.persist_error = f"{type(e).__name__}: {e}"
+                self.path = "graph"
+                self._capture()
+                return None  # run() goes on with graph batches (the control block is armed)
+        return self.cti.get(stream=self.stream)
+
     # ---- a run of accepted steps -----------------------------------------------------------
     def run(self, count: int, t_end: float | None) -> int:
         """Advance up to `count` accepted steps (stopping on t_end); returns the number taken and
@@ -119,7 +222,7 @@ class FusedRKM:
         sim, cp = self.sim, self.cp
         if count <= 0 or (t_end is not None and sim._landed(t_end)):
             return 0
-        if self.graph is None:
+        if self.path == "graph" and self.graph is None:
             self._capture()
         ctl = np.zeros(8)
         ctl[C_T] = sim.t
@@ -138,8 +241,11 @@ class FusedRKM:
             self.ctl.set(ctl, stream=self.stream)
             self.cti.set(cti, stream=self.stream)
         done = 0
+        out = self._launch_persistent() if self.path == "persistent" else None
+        if out is not None:
+            done = int(out[I_STEPS])
         attempts_per_step = 1.0 + self.rejected / max(1, self.attempts)
-        while True:
+        while self.path == "graph":
             need = (count - done) * attempts_per_step
             self._launch_batch(max(1, math.ceil(need / GRAPH_ATTEMPTS)))
             out = self.cti.get(stream=self.stream)  # the one read-back of the batch

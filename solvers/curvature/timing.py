@@ -4,14 +4,15 @@
 
 1. the stage kernels and the single right-hand-side kernel against the device's copy bandwidth
    (compulsory traffic: each array the kernel needs read once, its output written once);
-2. the cost of one RKM attempt (5 stage kernels, device-side acceptance) replayed as a CUDA graph
-   versus plain launches;
+2. the cost of one RKM attempt (device-side acceptance): the persistent cooperative kernel at each
+   tile height, 5 stage kernels replayed as a CUDA graph, and plain launches;
 3. the time to T = 0.1 on `eoc-exact` (the paper's Tables 5–7) with steps and rejections.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import numpy as np
@@ -82,16 +83,38 @@ def kernel_rates(model, nx, dtype, bw, repeats=50):
 
 
 def attempt_cost(model, nx, dtype, graphs=20):
-    """µs per RKM attempt: CUDA graph replay vs plain launches (device-side acceptance both)."""
+    """µs per RKM attempt (device-side acceptance in all): the persistent cooperative kernel at
+    each tile height, a CUDA graph of stage kernels, and plain stage-kernel launches."""
     import cupy as cp
     res = {"model": model, "nx": nx, "dtype": dtype}
-    for mode in ("graph", "launches"):
+    attempts_wanted = graphs * fz.GRAPH_ATTEMPTS
+    for mode in ("persistent", "graph", "launches"):
         sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused",
                              scenario="eoc-exact", nx=nx)
-        sim.step(2)  # compile, capture
         f = sim._fused
+        if mode != "persistent":
+            f.path = "graph"
+        sim.step(2)  # compile, capture
         if mode == "launches":
             f.graph = False
+        if mode == "persistent":
+            if f.path != "persistent":
+                res["persistent_error"] = f.persist_error
+                continue
+            res["persistent_ty"] = f.persist[1]
+            for ty in fz.PERSIST_TY[sim.willmore]:
+                f._setup_persistent(ty)
+                _arm(f, sim, target=64)
+                f._launch_persistent()  # warm
+                _arm(f, sim, target=attempts_wanted)
+                t0 = time.perf_counter()
+                cti = f._launch_persistent()
+                sec = time.perf_counter() - t0
+                attempts = int(cti[fz.I_ATTEMPTS])
+                res[f"persistent_ty{ty}_us_per_attempt"] = sec / max(1, attempts) * 1e6
+                res[f"persistent_ty{ty}_blocks"] = f.persist[2]
+                res[f"persistent_ty{ty}_rejected"] = int(cti[fz.I_REJ])
+            continue
         _arm(f, sim)
         f._launch_batch(1)
         f.stream.synchronize()
@@ -108,12 +131,22 @@ def attempt_cost(model, nx, dtype, graphs=20):
     return res
 
 
-def time_to_t(model, nx, dtype, budget, t_end=0.1, kernel="fused"):
-    """Seconds to reach t_end on eoc-exact (extrapolated past `budget`), steps, rejections."""
-    sim = solvers.create(model, backend="cupy", dtype=dtype, kernel=kernel, scenario="eoc-exact",
-                         nx=nx)
-    warm = solvers.create(model, backend="cupy", dtype=dtype, kernel=kernel,
-                          scenario="eoc-exact", nx=nx)
+def time_to_t(model, nx, dtype, budget, t_end=0.1, kernel="fused", path=None):
+    """Seconds to reach t_end on eoc-exact (extrapolated past `budget`), steps, rejections.
+    `path`: persistent | graph (the fused path's way of running attempts; default: its own)."""
+    old = os.environ.get("PDESTUDIO_CURVATURE_PATH")
+    if path:
+        os.environ["PDESTUDIO_CURVATURE_PATH"] = path
+    try:
+        sim = solvers.create(model, backend="cupy", dtype=dtype, kernel=kernel,
+                             scenario="eoc-exact", nx=nx)
+        warm = solvers.create(model, backend="cupy", dtype=dtype, kernel=kernel,
+                              scenario="eoc-exact", nx=nx)
+    finally:
+        if old is None:
+            os.environ.pop("PDESTUDIO_CURVATURE_PATH", None)
+        else:
+            os.environ["PDESTUDIO_CURVATURE_PATH"] = old
     warm.step(3)
     sim._be.synchronize()
     t0 = time.perf_counter()
@@ -125,8 +158,11 @@ def time_to_t(model, nx, dtype, budget, t_end=0.1, kernel="fused"):
     sec = time.perf_counter() - t0
     done = sim.t >= t_end
     err = float(np.abs(sim.fields()["phi"] - sim.exact_phi()).max())
-    return {"model": model, "nx": nx, "dtype": dtype, "kernel": kernel, "t": sim.t,
-            "steps": sim.steps, "seconds": sec,
+    f = sim._fused
+    return {"model": model, "nx": nx, "dtype": dtype, "kernel": kernel,
+            "path": f.path if f is not None else None,
+            "tile": f.persist[1:] if f is not None and f.path == "persistent" else None,
+            "t": sim.t, "steps": sim.steps, "seconds": sec,
             "time_to_t_end": sec if done else sec * t_end / sim.t, "extrapolated": not done,
             "us_per_step": sec / max(1, sim.steps) * 1e6, "max_error_at_t": err}
 
@@ -136,8 +172,16 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     ap.add_argument("--budget", type=float, default=60.0, help="seconds per time-to-T run")
     ap.add_argument("--parts", default="kernels,attempts,t_end")
+    ap.add_argument("--paths", default="persistent,graph",
+                    help="fused paths timed to T (t_end part): persistent, graph")
+    ap.add_argument("--only", default="",
+                    help="comma list of model:N:dtype cases to keep (e.g. willmore:256:float64)")
     a = ap.parse_args(argv)
     parts = a.parts.split(",")
+    only = set(filter(None, a.only.split(",")))
+
+    def keep(cases):
+        return [c for c in cases if not only or ":".join(map(str, c)) in only]
     ok, name = solvers.gpu_status()
     if not ok:
         raise SystemExit(f"no GPU: {name}")
@@ -151,33 +195,34 @@ def main(argv=None):
                 json.dump(report, fh, indent=1)
 
     if "kernels" in parts:
-        for model, nx, dtype in [("mean-curvature", 1024, "float32"),
+        for model, nx, dtype in keep([("mean-curvature", 1024, "float32"),
                                  ("mean-curvature", 4096, "float32"),
                                  ("mean-curvature", 4096, "float64"),
-                                 ("willmore", 256, "float64"), ("willmore", 2048, "float64")]:
+                                 ("willmore", 256, "float64"), ("willmore", 2048, "float64")]):
             r = kernel_rates(model, nx, dtype, bw)
             report["kernels"].append(r)
             print("kernel", json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
                                         for k, v in r.items()}), flush=True)
             dump()
     if "attempts" in parts:
-        for model, nx, dtype in [("mean-curvature", 256, "float64"),
+        for model, nx, dtype in keep([("mean-curvature", 256, "float64"),
                                  ("mean-curvature", 1024, "float32"), ("willmore", 128, "float64"),
-                                 ("willmore", 256, "float64")]:
+                                 ("willmore", 256, "float64")]):
             r = attempt_cost(model, nx, dtype)
             report["attempts"].append(r)
             print("attempt", json.dumps(r), flush=True)
             dump()
     if "t_end" in parts:
-        for model, nx, dtype in [("mean-curvature", 256, "float32"),
+        for model, nx, dtype in keep([("mean-curvature", 256, "float32"),
                                  ("mean-curvature", 512, "float32"),
                                  ("mean-curvature", 1024, "float32"),
                                  ("mean-curvature", 1024, "float64"), ("willmore", 128, "float64"),
-                                 ("willmore", 256, "float64")]:
-            r = time_to_t(model, nx, dtype, a.budget)
-            report["t_end"].append(r)
-            print("t_end", json.dumps(r), flush=True)
-            dump()
+                                 ("willmore", 256, "float64")]):
+            for path in a.paths.split(","):
+                r = time_to_t(model, nx, dtype, a.budget, path=path)
+                report["t_end"].append(r)
+                print("t_end", json.dumps(r), flush=True)
+                dump()
 
 
 if __name__ == "__main__":

@@ -76,7 +76,14 @@ def test_fused_fixed_step_run_matches_reference(model, dtype, scenario, boundary
     rounding = 20 * 8 * np.finfo(dtype).eps * np.abs(u).max()
     assert change > 100 * rounding  # the run moves the state well beyond rounding
     assert np.abs(a - b).max() <= 30 * TOL[dtype] * change + rounding
-    assert gpu._fused.graph, gpu._fused.graph_error
+    f = gpu._fused
+    assert f.path == "persistent", f.persist_error  # cooperative launches work on the GPUs we test
+    f.path = "graph"  # and the graph path of the same simulation continues the run the same way
+    ref.advance(9 * delta)
+    gpu.advance(9 * delta)
+    assert gpu.steps == ref.steps == 9 and f.graph, f.graph_error
+    a, b = gpu.fields()["phi"].astype(np.float64), ref.fields()["phi"]
+    assert np.abs(a - b).max() <= 30 * TOL[dtype] * change + rounding
 
 
 @pytest.mark.parametrize("model,nx,t_end", [("mean-curvature", 64, 0.05),
@@ -109,3 +116,51 @@ def test_fused_neumann_copies_and_step_counts():
     ref.step(37)
     assert ref.t == pytest.approx(sim.t, rel=1e-9)
     assert relerr(phi, ref.fields()["phi"]) < 1e-11
+
+
+@pytest.mark.parametrize("model,dtype", CASES)
+@pytest.mark.parametrize("scenario,boundary", [("eoc-exact", "dirichlet"), ("sine-rings", "neumann")])
+def test_persistent_kernel_matches_graph_path_and_reference(model, dtype, scenario, boundary):
+    """The cooperative persistent kernel (every tile height, and 3 blocks looping over all tiles)
+    takes the same accepted/rejected steps as the graph path and the NumPy float64 reference; a
+    large first τ forces rejections (the retried attempt reuses f(t, u))."""
+    from solvers.curvature import fused as fz
+    h = 8 / 70
+    t_end = 30 * (0.1 * h * h if model == "mean-curvature" else 0.01 * h**4)
+    kw = dict(scenario=scenario, boundary=boundary, nx=70, ny=45, F=0.3, tolerance=1e-6,
+              dt=50 * t_end)
+    ref = solvers.create(model, backend="numpy", **kw)
+    ref.set_field("phi", smooth_random(ref.state["phi"].shape, 5) + ref.fields()["phi"])
+    ref.advance(t_end)
+    assert ref._rkm.tau < kw["dt"]  # the controller had to shrink the first step
+    runs = {}
+    for ty in fz.PERSIST_TY[model == "willmore"]:
+        for blocks in (None, 3):
+            sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
+            f = sim._fused
+            assert f.path == "persistent", f.persist_error
+            assert f._setup_persistent(ty)
+            if blocks:
+                f.persist = (f.persist[0], ty, blocks)
+            sim.set_field("phi", smooth_random(ref.state["phi"].shape, 5)
+                          + solvers.create(model, backend="numpy", **kw).fields()["phi"])
+            sim.advance(t_end)
+            runs[(ty, blocks)] = sim
+    graph = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
+    graph._fused.path = "graph"
+    graph.set_field("phi", smooth_random(ref.state["phi"].shape, 5)
+                    + solvers.create(model, backend="numpy", **kw).fields()["phi"])
+    graph.advance(t_end)
+    b = ref.fields()["phi"]
+    for key, sim in runs.items():
+        assert sim.t == graph.t == t_end, key
+        if dtype == "float64":
+            assert sim.steps == graph.steps == ref.steps, key
+            assert sim._fused.attempts == graph._fused.attempts, key
+            assert sim.tau == pytest.approx(ref.tau, rel=1e-6), key
+        a = sim.fields()["phi"]
+        assert relerr(a, b) < (1e-9 if dtype == "float64" else 1e-4), key
+        assert relerr(a, graph.fields()["phi"]) < (1e-12 if dtype == "float64" else 1e-5), key
+        if boundary == "neumann":
+            np.testing.assert_array_equal(a[0], a[1])
+            np.testing.assert_array_equal(a[:, -1], a[:, -2])
