@@ -18,6 +18,7 @@ control block back once per batch: no per-step synchronisation. Attempts after t
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
 from pathlib import Path
@@ -30,7 +31,16 @@ from .operators import neumann_fill
 
 CU_FILE = Path(__file__).with_name("curvature.cu")
 PERSIST_FILE = Path(__file__).with_name("curvature_persist.cu")
-PERSIST_TY = {False: (4, 8, 16), True: (4, 8)}  # tile heights compiled per flow (willmore?)
+# the cooperative kernels compiled per flow (willmore?): name suffix -> (tile height TY, threads)
+PERSIST_VARIANTS = {
+    False: {"8": (8, 256), "16": (16, 512)},
+    True: {"8": (8, 256), "8x2": (8, 512), "16": (16, 512)},
+}
+# measured on the H100 (µs per attempt, `python -m solvers.curvature.timing --parts attempts`):
+# mean curvature 256² f64: 8 → 19.2, 16 → 19.5 (4 → 21.7, 16×2 threads → 21.4); 1024² f32:
+# 8 → 80.0, 16 → 85.2 (4 → 93.0, 16×2 → 130.0); Willmore 128² f64: 8×2 → 21.8 (8 → 24.8, 16 → 30.0);
+# 256² f64: 8×2 → 28.1, 8 → 28.9, 16 → 30.9 (4 → 32.0, 16×2 → 31.0)
+DEFAULT_VARIANT = {False: "8", True: "8x2"}
 BX, BY = 32, 8
 GRAPH_ATTEMPTS = 32
 CHECK_INTERVAL = 512  # accepted steps between two finiteness checks of the state (base class)
@@ -46,37 +56,42 @@ def kernels(dtype: str) -> dict:
 
 
 def persistent_kernels(dtype: str, willmore: bool) -> dict:
-    """{TY: RawKernel} of the cooperative kernels (tiles of 32 × TY interior nodes)."""
+    """{TY: (RawKernel, dynamic shared-memory bytes)} of the cooperative kernels (tiles of 32 × TY
+    interior nodes); the shared-memory sizes come from the kernel file itself (persist_smem)."""
+    import cupy as cp
+    return _persistent_kernels(dtype, willmore, cp.cuda.Device().id)
+
+
+@functools.lru_cache(maxsize=None)
+def _persistent_kernels(dtype: str, willmore: bool, device: int) -> dict:
+    import cupy as cp
     pre = "wm" if willmore else "mc"
-    names = [f"{pre}_persist{ty}" for ty in PERSIST_TY[willmore]]
-    ks = load_kernels(PERSIST_FILE, dtype, names, options=("-I" + str(CU_FILE.parent),),
-                      cooperative=True)
-    return {ty: ks[n] for ty, n in zip(PERSIST_TY[willmore], names)}
+    variants = PERSIST_VARIANTS[willmore]
+    names = {v: f"{pre}_persist{v}" for v in variants}
+    ks = load_kernels(PERSIST_FILE, dtype, list(names.values()) + ["persist_smem"],
+                      options=("-I" + str(CU_FILE.parent),), cooperative=True)
+    sizes = cp.zeros(6, dtype=cp.int32)
+    ks["persist_smem"]((1,), (1,), (sizes,))
+    sizes = sizes.get().tolist()
+    out = {}
+    for v, (ty, _) in variants.items():
+        kern = ks[names[v]]
+        nbytes = sizes[(3 if willmore else 0) + {4: 0, 8: 1, 16: 2}[ty]]
+        if nbytes > 48 * 1024:
+            kern.max_dynamic_shared_size_bytes = nbytes
+        out[v] = (kern, nbytes)
+    return out
 
 
-def blocks_per_sm(kern, threads: int, props: dict) -> int:
+def blocks_per_sm(kern, threads: int, props: dict, dynamic_smem: int = 0) -> int:
     """Resident blocks per SM for `kern` (registers, shared memory, threads, block slots)."""
     regs = max(1, int(kern.num_regs))
     regs_per_warp = -(-regs * 32 // 256) * 256
     by_regs = props["regsPerMultiprocessor"] // (regs_per_warp * (threads // 32))
-    smem = int(kern.shared_size_bytes) + 1024  # the runtime reserves 1 KiB per block
+    smem = int(kern.shared_size_bytes) + dynamic_smem + 1024  # 1 KiB per block is reserved
     by_smem = props["sharedMemPerMultiprocessor"] // smem
     by_threads = props["maxThreadsPerMultiProcessor"] // threads
     return max(0, min(by_regs, by_smem, by_threads, props.get("maxBlocksPerMultiProcessor", 32)))
-
-
-def choose_tile(willmore: bool, n1: int, n2: int, nsm: int, allowed=None) -> int:
-    """The tile height whose busiest SM loads the fewest tile-plus-halo nodes per stage."""
-    R = 2 if willmore else 1
-    best = None
-    for ty in PERSIST_TY[willmore]:
-        if allowed is not None and ty not in allowed:
-            continue
-        tiles = -(-(n1 - 1) // 32) * -(-(n2 - 1) // ty)
-        cost = -(-tiles // nsm) * (ty + 2 * R) * (32 + 2 * R)
-        if best is None or cost <= best[0]:
-            best = (cost, ty)
-    return best[1]
 
 
 class FusedRKM:
@@ -124,7 +139,7 @@ class FusedRKM:
         self.path = "persistent" if want == "persistent" and self._setup_persistent() else "graph"
         sim.check_interval = CHECK_INTERVAL
 
-    def _setup_persistent(self, ty: int | None = None) -> bool:
+    def _setup_persistent(self, variant: str | None = None) -> bool:
         """Compile the cooperative kernel and size its grid; False (graph path) where the device
         or the driver cannot launch cooperatively."""
         cp = self.cp
@@ -134,17 +149,16 @@ class FusedRKM:
                 raise RuntimeError("the device does not support cooperative launches")
             props = cp.cuda.runtime.getDeviceProperties(dev.id)
             nsm = props["multiProcessorCount"]
-            env_ty = os.environ.get("PDESTUDIO_CURVATURE_TY")
-            if ty is None and env_ty:
-                ty = int(env_ty)
-            if ty is None:
-                ty = choose_tile(self.sim.willmore, self.n1, self.n2, nsm)
-            kern = persistent_kernels(self.sim.dtype, self.sim.willmore)[ty]
-            bps = blocks_per_sm(kern, 32 * ty, props)
+            variant = variant or os.environ.get("PDESTUDIO_CURVATURE_VARIANT") or \
+                DEFAULT_VARIANT[self.sim.willmore]
+            ty, threads = PERSIST_VARIANTS[self.sim.willmore][variant]
+            kern, smem = persistent_kernels(self.sim.dtype, self.sim.willmore)[variant]
+            bps = blocks_per_sm(kern, threads, props, smem)
             if bps < 1:
                 raise RuntimeError("the persistent kernel does not fit on one SM")
             tiles = -(-(self.n1 - 1) // 32) * -(-(self.n2 - 1) // ty)
-            self.persist = (kern, ty, max(1, min(tiles, nsm * bps)))
+            self.persist = (kern, variant, max(1, min(tiles, nsm * bps)))
+            self._smem = smem
             self._nsm = nsm
             return True
         except Exception as e:  # noqa: BLE001 - any failure means: use the graph path
@@ -195,19 +209,20 @@ class FusedRKM:
         launch was refused and the graph path takes over)."""
         cp = self.cp
         while True:
-            kern, ty, grid = self.persist
+            kern, variant, grid = self.persist
+            threads = PERSIST_VARIANTS[self.sim.willmore][variant][1]
             try:
                 with self.stream:
                     self.sync.fill(0)
-                    kern((grid,), (32, ty), (self.u[0], self.u[1], *self.ks, self.tx, self.ty,
+                    kern((grid,), (32, threads // 32), (self.u[0], self.u[1], *self.ks, self.tx, self.ty,
                                              self.coef, self.ctl, self.cti, self.sync,
-                                             *self.scalars))
+                                             *self.scalars), shared_mem=self._smem)
                 break
             except cp.cuda.driver.CUDADriverError as e:
                 # more blocks than the device holds at once (our occupancy estimate was high):
                 # one block fewer per SM; any other refusal: the graph path from now on
                 if "TOO_LARGE" in str(e) and grid > self._nsm:
-                    self.persist = (kern, ty, grid - self._nsm)
+                    self.persist = (kern, variant, grid - self._nsm)
                     continue
                 self.persist_error = f"{type(e).__name__}: {e}"
                 self.path = "graph"

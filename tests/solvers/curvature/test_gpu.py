@@ -121,7 +121,7 @@ def test_fused_neumann_copies_and_step_counts():
 @pytest.mark.parametrize("model,dtype", CASES)
 @pytest.mark.parametrize("scenario,boundary", [("eoc-exact", "dirichlet"), ("sine-rings", "neumann")])
 def test_persistent_kernel_matches_graph_path_and_reference(model, dtype, scenario, boundary):
-    """The cooperative persistent kernel (every tile height, and 3 blocks looping over all tiles)
+    """The cooperative persistent kernel (every variant, and 3 blocks looping over all tiles)
     takes the same accepted/rejected steps as the graph path and the NumPy float64 reference; a
     large first τ forces rejections (the retried attempt reuses f(t, u))."""
     from solvers.curvature import fused as fz
@@ -134,12 +134,12 @@ def test_persistent_kernel_matches_graph_path_and_reference(model, dtype, scenar
     ref.advance(t_end)
     assert ref._rkm.tau < kw["dt"]  # the controller had to shrink the first step
     runs = {}
-    for ty in fz.PERSIST_TY[model == "willmore"]:
+    for ty in fz.PERSIST_VARIANTS[model == "willmore"]:
         for blocks in (None, 3):
             sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
             f = sim._fused
             assert f.path == "persistent", f.persist_error
-            assert f._setup_persistent(ty)
+            assert f._setup_persistent(ty), f.persist_error
             if blocks:
                 f.persist = (f.persist[0], ty, blocks)
             sim.set_field("phi", smooth_random(ref.state["phi"].shape, 5)
