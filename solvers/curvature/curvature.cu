@@ -67,6 +67,286 @@ __device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned 
     if (tid == 0 && accepted) cti[I_CUR] ^= 1;
 }
 
+
+// ---- lean walkers ---------------------------------------------------------------------------
+// One warp owns a column strip of 32 lanes (one node column each) and walks up a segment of
+// LEAN_L rows with a register sliding window: the row entering the window is loaded (prefetched
+// two rows ahead), x-neighbours come from __shfl_*_sync, and every corner mean, edge gradient and
+// edge Q is formed once (the E edge and the corner to the right by its lane, the N edge by its
+// lane; W from the lane to the left, S carried from the previous row). Halo lanes compute but do
+// not write: lanes 1..30 write for mean curvature (30 columns per strip), 2..29 for Willmore (28).
+// No shared memory and no __syncthreads (except the stage-5 block reduction). Work items
+// (strip, segment) are dealt to the warps of whatever grid is launched (grid-stride), so any grid
+// is correct; the lean grid is lean_grid(): ((n1 + CW - 1) / CW, ceil(segments / 8)) of (32, 8).
+
+#define LEAN_L 32  // rows per warp walk
+
+template <typename T>
+struct LeanCtx {
+    const T* tx;
+    const T* ty;
+    const T* coef;
+    int n1, n2, nx1, ny1;
+    T ih1, ih2, F, cz, zt;
+    bool neumann, exact;
+};
+
+// The raw arrays of the stage input at one node (stage ST; 0 = single rhs on u).
+template <typename T>
+struct Raw {
+    T a, b, c, d;
+};
+
+template <typename T, int ST>
+__device__ __forceinline__ Raw<T> raw_load(const T* u, const T* k1, const T* k2, const T* k3,
+                                           const T* k4, const int g)
+{
+    Raw<T> r;
+    r.a = __ldg(u + g);
+    r.b = ST >= 2 ? __ldg(k1 + g) : T(0);
+    r.c = ST == 3 ? __ldg(k2 + g) : (ST >= 4 ? __ldg(k3 + g) : T(0));
+    r.d = ST == 5 ? __ldg(k4 + g) : T(0);
+    return r;
+}
+
+// u + Σ a_sm k_m exactly as stage_input (and RungeKuttaMerson) forms it.
+template <typename T, int ST>
+__device__ __forceinline__ T combine(const Raw<T>& r)
+{
+    if (ST <= 1) return r.a;
+    if (ST == 2) return r.a + r.b / T(3);
+    if (ST == 3) return r.a + (r.b + r.c) / T(6);
+    if (ST == 4) return r.a + r.b / T(8) + T(0.375) * r.c;
+    return r.a + T(0.5) * r.b - T(1.5) * r.c + T(2) * r.d;
+}
+
+template <typename T>
+__device__ __forceinline__ T shup(const T v) { return __shfl_up_sync(0xffffffffu, v, 1); }
+template <typename T>
+__device__ __forceinline__ T shdn(const T v) { return __shfl_down_sync(0xffffffffu, v, 1); }
+
+// The value f at node g of a writing lane: the rhs output, or k = τ f for stages 1–4, or for
+// stage 5 u_new and the running error maximum (bit pattern of a non-negative double).
+template <typename T, int ST>
+__device__ __forceinline__ void emit(const T fval, const int g, T* out, T* un, const T* u,
+                                     const T* k1, const T* k3, const T* k4, const T tau,
+                                     unsigned long long& eb)
+{
+    if (ST == 0) {
+        out[g] = fval;
+        return;
+    }
+    const T k = tau * fval;
+    if (ST < 5) {
+        out[g] = k;
+        return;
+    }
+    const T a1 = __ldg(k1 + g), a3 = __ldg(k3 + g), a4 = __ldg(k4 + g);
+    const T e = T(0.2) * a1 - T(0.9) * a3 + T(0.8) * a4 - T(0.1) * k;
+    const unsigned long long b = (unsigned long long)__double_as_longlong((double)fabs(e));
+    eb = b > eb ? b : eb;
+    un[g] = __ldg(u + g) + (a1 + T(4) * a4 + k) / T(6);
+}
+
+// The φ part of one window step, shared by both flows: row r enters (pn), the corner (i+½, r−½),
+// the E edge of row r−1 and the N edge (i, r−½) are formed once; node r−1 gets Q and the bracket H.
+template <typename T>
+struct PhiWin {
+    T pc, pcr, sc;  // φ(r−1) own and right, their sum
+    T cdn;          // corner (i+½, r−3/2)
+    T fyS, qS;      // N edge of the previous step = S edge of node r−1
+    // edge data of the last step (Willmore needs them one row later)
+    T gxE, gyE, iqE, gxN, gyN, iqN;
+    __device__ __forceinline__ void init(const T p)
+    {
+        pc = p;
+        pcr = shdn(p);
+        sc = pc + pcr;
+        cdn = fyS = qS = T(0);
+        gxE = gyE = iqE = gxN = gyN = iqN = T(0);
+    }
+    // returns Q and H of node r−1 and shifts the window
+    __device__ __forceinline__ void step(const T pn, const T ih1, const T ih2, T& Q, T& H)
+    {
+        const T pnr = shdn(pn);
+        const T sn = pn + pnr;
+        const T cup = T(0.25) * (sc + sn);  // corner (i+½, r−½)
+        const T cl = shup(cup);             // corner (i−½, r−½)
+        // E edge (i+½, r−1)
+        gxE = (pcr - pc) * ih1;
+        gyE = (cup - cdn) * ih2;
+        const T aE = T(1) + gxE * gxE + gyE * gyE;
+        iqE = rsqrt_t(aE);
+        const T qE = aE * iqE, fxE = gxE * iqE;
+        // N edge (i, r−½)
+        gxN = (cup - cl) * ih1;
+        gyN = (pn - pc) * ih2;
+        const T aN = T(1) + gxN * gxN + gyN * gyN;
+        iqN = rsqrt_t(aN);
+        const T qN = aN * iqN, fyN = gyN * iqN;
+        const T fxW = shup(fxE), qW = shup(qE);
+        H = (fxE - fxW) * ih1 + (fyN - fyS) * ih2;
+        Q = T(0.25) * ((qE + qW) + (qN + qS));
+        pc = pn;
+        pcr = pnr;
+        sc = sn;
+        cdn = cup;
+        fyS = fyN;
+        qS = qN;
+    }
+};
+
+template <typename T, int ST, bool WM>
+__device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, const int seg,
+                                          const T* u, const T* k1, const T* k2, const T* k3,
+                                          const T* k4, T* out, T* un, const T tau,
+                                          unsigned long long& eb)
+{
+    constexpr int H = WM ? 2 : 1, CW = 32 - 2 * H;
+    const int lane = threadIdx.x;
+    const int i = s * CW + lane - (H - 1);
+    const bool wcol = (lane >= H && lane < 32 - H && i <= c.n1) || i == 0;
+    const bool bcol = i == 0 || i == c.n1;
+    const int ci = mirror(i, c.n1, c.neumann);
+    const int ic = i < 0 ? 0 : (i > c.n1 ? c.n1 : i);  // clamped column (tables, boundary data)
+    const int j0 = seg * LEAN_L, j1 = min(j0 + LEAN_L, c.n2 + 1);  // output rows [j0, j1)
+    const int nn = c.nx1 * c.ny1;
+    // per-lane forcing constants of mean curvature: tx rows 0..2 at this column
+    T tx0 = T(0), ctx0 = T(0), ctx1 = T(0), ctx2 = T(0);
+    if (c.exact) {
+        tx0 = __ldg(c.tx + ic);
+        if (!WM) {
+            ctx0 = c.cz * tx0;
+            ctx1 = c.cz * __ldg(c.tx + c.nx1 + ic);
+            ctx2 = c.cz * __ldg(c.tx + 2 * c.nx1 + ic);
+        }
+    }
+    constexpr int LAG = WM ? 2 : 1;  // step r emits row r − LAG
+    const int r0 = j0 - LAG + 1;     // first step
+    PhiWin<T> P;
+    Raw<T> ra = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r0 - 1, c.n2, c.neumann) * c.nx1 + ci);
+    Raw<T> rb = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r0, c.n2, c.neumann) * c.nx1 + ci);
+    Raw<T> rc = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r0 + 1, c.n2, c.neumann) * c.nx1 + ci);
+    P.init(combine<T, ST>(ra));
+    // Willmore window: w(r−2) own/right/sum, w corner (i+½, r−5/2), S flux, Q(r−2), edge data of
+    // the previous step (E edge of row r−2, N edge (i, r−3/2))
+    T wc = T(0), wcr = T(0), wsc = T(0), wcdn = T(0), fS = T(0), Qp = T(0);
+    T pgxE = T(0), pgyE = T(0), piqE = T(0), pgxN = T(0), pgyN = T(0), piqN = T(0);
+    const bool edge_strip = c.neumann && (i <= 1 || i >= c.n1 - 1 || s == 0);
+    const bool any_edge = __any_sync(0xffffffffu, edge_strip);
+    const int rend = j1 - 1 + LAG;
+#pragma unroll 2
+    for (int r = r0; r <= rend; ++r) {
+        const T pn = combine<T, ST>(rb);
+        rb = rc;
+        rc = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r + 2, c.n2, c.neumann) * c.nx1 + ci);
+        const int jo = r - LAG;
+        const bool emit_row = jo >= j0;
+        T Q, Hb;
+        P.step(pn, c.ih1, c.ih2, Q, Hb);  // node r−1
+        T fval = T(0);
+        if (!WM) {
+            fval = Q * Hb;
+        } else {
+            // w(r−1) with its boundary values
+            const int jw = r - 1;
+            T wn = Q * Hb;
+            if (c.neumann) {
+                if (any_edge) {
+                    const T wd = shdn(wn), wu = shup(wn);
+                    wn = i == 0 ? wd : (i == c.n1 ? wu : wn);
+                }
+                if (jw == c.n2) wn = wc;  // w(N2) = w(N2−1)
+            } else if (bcol || jw == 0 || jw == c.n2) {
+                wn = (c.exact && i >= 0 && i <= c.n1 && jw >= 0 && jw <= c.n2)
+                         ? exact_w(c.coef, nn, jw * c.nx1 + i, c.cz) : T(0);
+            }
+            const T wnr = shdn(wn);
+            const T wsn = wn + wnr;
+            if (c.neumann && jw == 1) {  // w(0) = w(1): replace the row below before it is used
+                wc = wn;
+                wcr = wnr;
+                wsc = wsn;
+            }
+            const T wcup = T(0.25) * (wsc + wsn);  // w corner (i+½, r−3/2)
+            const T wcl = shup(wcup);
+            // flux through the E edge of row r−2 (φ edge data of the previous step)
+            T fE;
+            {
+                const T wx = (wcr - wc) * c.ih1, wy = (wcup - wcdn) * c.ih2;
+                const T we = T(0.5) * (wcr + wc);
+                const T iq3 = piqE * piqE * piqE;
+                const T cross = -pgxE * pgyE * iq3;
+                fE = (piqE - pgxE * pgxE * iq3) * wx + cross * wy - T(0.5) * we * we * iq3 * pgxE;
+            }
+            // flux through the N edge (i, r−3/2)
+            T fN;
+            {
+                const T wx = (wcup - wcl) * c.ih1, wy = (wn - wc) * c.ih2;
+                const T we = T(0.5) * (wn + wc);
+                const T iq3 = piqN * piqN * piqN;
+                const T cross = -pgxN * pgyN * iq3;
+                fN = cross * wx + (piqN - pgyN * pgyN * iq3) * wy - T(0.5) * we * we * iq3 * pgyN;
+            }
+            const T fW = shup(fE);
+            fval = -Qp * ((fE - fW) * c.ih1 + (fN - fS) * c.ih2);  // node r−2
+            wc = wn;
+            wcr = wnr;
+            wsc = wsn;
+            wcdn = wcup;
+            fS = fN;
+            Qp = Q;
+            pgxE = P.gxE; pgyE = P.gyE; piqE = P.iqE;
+            pgxN = P.gxN; pgyN = P.gyN; piqN = P.iqN;
+        }
+        if (emit_row && wcol) {
+            const bool bnd = bcol || jo == 0 || jo == c.n2;
+            if (!(bnd && c.neumann)) {
+                const int g = jo * c.nx1 + i;
+                if (bnd) {
+                    fval = c.exact ? c.zt * (tx0 * __ldg(c.ty + jo)) : T(0);  // Dirichlet: dg/dt
+                } else {
+                    if (c.exact) {
+                        if (WM) {
+                            const T cz = c.cz, c2 = cz * cz;
+                            const T d = T(1) + c2 * __ldg(c.coef + nn + g);
+                            const T d2 = d * d;
+                            const T num = ((((__ldg(c.coef + 6 * nn + g) * c2 + __ldg(c.coef + 5 * nn + g)) * c2
+                                             + __ldg(c.coef + 4 * nn + g)) * c2 + __ldg(c.coef + 3 * nn + g)) * c2
+                                           + __ldg(c.coef + 2 * nn + g)) * cz;
+                            fval = fval + (c.zt * __ldg(c.coef + g) - num / (d2 * d2));
+                        } else {
+                            const T ty0 = __ldg(c.ty + jo), ty1 = __ldg(c.ty + c.ny1 + jo),
+                                    ty2 = __ldg(c.ty + 2 * c.ny1 + jo);
+                            fval = fval + (c.zt * (tx0 * ty0)
+                                           - mean_curvature_op_lean<T>(ctx1 * ty0, ctx0 * ty1, ctx2 * ty0,
+                                                                       ctx1 * ty1, ctx0 * ty2));
+                        }
+                    }
+                    if (c.F != T(0)) fval = fval + c.F;
+                }
+                emit<T, ST>(fval, g, out, un, u, k1, k3, k4, tau, eb);
+            }
+        }
+    }
+}
+
+template <typename T, int ST, bool WM>
+__device__ __forceinline__ void lean_all(const LeanCtx<T>& c, const T* u, const T* k1,
+                                         const T* k2, const T* k3, const T* k4, T* out, T* un,
+                                         const T tau, unsigned long long& eb)
+{
+    constexpr int CW = WM ? 28 : 30;
+    const int S = (c.n1 + CW - 1) / CW, G = (c.n2 + LEAN_L) / LEAN_L;
+    const int items = S * G;
+    const int nw = gridDim.x * gridDim.y * blockDim.y;
+    for (int it = (blockIdx.y * gridDim.x + blockIdx.x) * blockDim.y + threadIdx.y; it < items;
+         it += nw) {
+        const int seg = it / S, s = it - seg * S;
+        lean_walk<T, ST, WM>(c, s, seg, u, k1, k2, k3, k4, out, un, tau, eb);
+    }
+}
+
 template <typename T, bool WILLMORE>
 __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4,
                           const T* __restrict__ tx, const T* __restrict__ ty,
@@ -74,13 +354,8 @@ __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T*
                           int* cti, unsigned long long* err, unsigned int* count, const int n1,
                           const int n2, const T ih1, const T ih2, const T F, const int flags)
 {
-    constexpr int R = WILLMORE ? 2 : 1;
-    constexpr int SW = BX + 2 * R, SH = BY + 2 * R;  // φ tile
-    constexpr int WW = BX + 2, WH = BY + 2;          // w tile (Willmore)
-    __shared__ T s[SH * SW];
-    __shared__ T sw[WILLMORE ? WH * WW : 1];
     __shared__ unsigned long long red[BX * BY / 32];
-
+    __shared__ int last;
     if (!cti[I_ACTIVE]) return;  // uniform: the run is over (or failed)
     const bool neumann = flags & FLAG_NEUMANN, exact = flags & FLAG_EXACT;
     const int cur = cti[I_CUR];
@@ -90,90 +365,32 @@ __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T*
     const double cstage = stage == 1 ? 0.0 : (stage == 4 ? tau / 2.0 : (stage == 5 ? tau : tau / 3.0));
     const double ts = ctl[C_T] + cstage;
     const double PI = 3.14159265358979323846;
-    const T cz = exact ? T(cospi(ts)) : T(0), zt = exact ? T(-PI * sinpi(ts)) : T(0);
-    const int nx1 = n1 + 1, ny1 = n2 + 1;
-    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY;
-    const int tid = threadIdx.y * BX + threadIdx.x;
-
-    // the stage input on the tile and its halo (boundary loads read their Neumann mirrors)
-    for (int q = tid; q < SH * SW; q += BX * BY) {
-        const int ly = q / SW, lx = q - ly * SW;
-        const int g = mirror(j0 + ly - R, n2, neumann) * nx1 + mirror(i0 + lx - R, n1, neumann);
-        s[q] = stage_input(stage, u, k1, k2, k3, k4, g);
-    }
-    __syncthreads();
-    if (WILLMORE) {
-        // w = Q H on the tile plus a halo of 1; boundary: Neumann copy, Dirichlet 0 or w(ζ)
-        for (int q = tid; q < WH * WW; q += BX * BY) {
-            const int ly = q / WW, lx = q - ly * WW;
-            const int gi = i0 + lx - 1, gj = j0 + ly - 1;
-            T w = T(0);
-            if (gi >= 0 && gi <= n1 && gj >= 0 && gj <= n2) {
-                const bool bnd = gi == 0 || gi == n1 || gj == 0 || gj == n2;
-                if (!bnd || neumann) {
-                    const int ci = lx + 1 + (gi == 0) - (gi == n1);  // mirror centre in the φ tile
-                    const int cj = ly + 1 + (gj == 0) - (gj == n2);
-                    if (ci >= 1 && ci <= SW - 2 && cj >= 1 && cj <= SH - 2) {
-                        T Q, H;
-                        node_curvature(s + cj * SW + ci, SW, ih1, ih2, Q, H);
-                        w = Q * H;
-                    }
-                } else if (exact) {
-                    w = exact_w(coef, nx1 * ny1, gj * nx1 + gi, cz);
-                }
-            }
-            sw[q] = w;
-        }
-        __syncthreads();
-    }
-
-    const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
-    const bool inside = i <= n1 && j <= n2;
-    const bool bnd = i == 0 || i == n1 || j == 0 || j == n2;
-    const int g = j * nx1 + i;
-    bool write = inside && !(bnd && neumann);
-    T f = T(0);
-    if (write) {
-        if (bnd) {
-            f = exact ? zt * (tx[i] * ty[j]) : T(0);  // Dirichlet: dg/dt
-        } else {
-            const T* c = s + (threadIdx.y + R) * SW + threadIdx.x + R;
-            if (WILLMORE) {
-                f = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, ih1, ih2);
-            } else {
-                T Q, H;
-                node_curvature(c, SW, ih1, ih2, Q, H);
-                f = Q * H;
-            }
-            if (exact) f = f + exact_forcing<T, WILLMORE>(tx, ty, coef, nx1, ny1, i, j, cz, zt);
-            if (F != T(0)) f = f + F;
-        }
-    }
-    const T k = T(tau) * f;
-    if (stage < 5) {
-        if (write) {
-            T* out = stage == 1 ? k1 : (stage == 2 ? k2 : (stage == 3 ? k3 : k4));
-            out[g] = k;
-        }
-        return;
-    }
-    // stage 5: error estimate and the candidate u_new
+    LeanCtx<T> c;
+    c.tx = tx; c.ty = ty; c.coef = coef;
+    c.n1 = n1; c.n2 = n2; c.nx1 = n1 + 1; c.ny1 = n2 + 1;
+    c.ih1 = ih1; c.ih2 = ih2; c.F = F;
+    c.cz = exact ? T(cospi(ts)) : T(0);
+    c.zt = exact ? T(-PI * sinpi(ts)) : T(0);
+    c.neumann = neumann; c.exact = exact;
+    const T tt = T(tau);
     unsigned long long eb = 0ull;
-    if (write) {
-        const T a1 = k1[g], a3 = k3[g], a4 = k4[g];
-        const T e = T(0.2) * a1 - T(0.9) * a3 + T(0.8) * a4 - T(0.1) * k;
-        eb = (unsigned long long)__double_as_longlong((double)fabs(e));
-        un[g] = u[g] + (a1 + T(4) * a4 + k) / T(6);
-        __threadfence();
+    switch (stage) {
+    case 1: lean_all<T, 1, WILLMORE>(c, u, k1, k2, k3, k4, k1, un, tt, eb); return;
+    case 2: lean_all<T, 2, WILLMORE>(c, u, k1, k2, k3, k4, k2, un, tt, eb); return;
+    case 3: lean_all<T, 3, WILLMORE>(c, u, k1, k2, k3, k4, k3, un, tt, eb); return;
+    case 4: lean_all<T, 4, WILLMORE>(c, u, k1, k2, k3, k4, k4, un, tt, eb); return;
+    default: lean_all<T, 5, WILLMORE>(c, u, k1, k2, k3, k4, k4, un, tt, eb); break;
     }
-    // block max of the bit patterns (non-negative doubles order as integers; NaN stays on top)
+    // stage 5: block max of the error bit patterns (non-negative doubles order as integers; NaN
+    // stays on top), one atomicMax per block; the last block decides
+    __threadfence();
+    const int tid = threadIdx.y * BX + threadIdx.x;
     for (int o = 16; o > 0; o >>= 1) {
         const unsigned long long other = __shfl_down_sync(0xffffffffu, eb, o);
         eb = other > eb ? other : eb;
     }
     if ((tid & 31) == 0) red[tid >> 5] = eb;
     __syncthreads();
-    __shared__ int last;
     if (tid == 0) {
         for (int q = 1; q < BX * BY / 32; ++q) eb = red[q] > eb ? red[q] : eb;
         atomicMax(err, eb);
@@ -211,70 +428,24 @@ wm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __r
 
 // One right-hand-side evaluation f(t, u) on all nodes (no τ, no stage combination): the kernel
 // the GPU tests compare with the NumPy float64 reference, and the one the timing script measures.
+// Neumann boundary nodes are not written (the launcher copies the inner neighbours).
 template <typename T, bool WILLMORE>
 __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
-                         const T* __restrict__ ty, const T* __restrict__ coef, const double t, const int n1, const int n2,
-                         const T ih1, const T ih2, const T F, const int flags)
+                         const T* __restrict__ ty, const T* __restrict__ coef, const double t,
+                         const int n1, const int n2, const T ih1, const T ih2, const T F,
+                         const int flags)
 {
-    constexpr int R = WILLMORE ? 2 : 1;
-    constexpr int SW = BX + 2 * R, SH = BY + 2 * R;
-    constexpr int WW = BX + 2, WH = BY + 2;
-    __shared__ T s[SH * SW];
-    __shared__ T sw[WILLMORE ? WH * WW : 1];
-    const bool neumann = flags & FLAG_NEUMANN, exact = flags & FLAG_EXACT;
+    const bool exact = flags & FLAG_EXACT;
     const double PI = 3.14159265358979323846;
-    const T cz = exact ? T(cospi(t)) : T(0), zt = exact ? T(-PI * sinpi(t)) : T(0);
-    const int nx1 = n1 + 1, ny1 = n2 + 1;
-    const int i0 = blockIdx.x * BX, j0 = blockIdx.y * BY;
-    const int tid = threadIdx.y * BX + threadIdx.x;
-    for (int q = tid; q < SH * SW; q += BX * BY) {
-        const int ly = q / SW, lx = q - ly * SW;
-        s[q] = u[mirror(j0 + ly - R, n2, neumann) * nx1 + mirror(i0 + lx - R, n1, neumann)];
-    }
-    __syncthreads();
-    if (WILLMORE) {
-        for (int q = tid; q < WH * WW; q += BX * BY) {
-            const int ly = q / WW, lx = q - ly * WW;
-            const int gi = i0 + lx - 1, gj = j0 + ly - 1;
-            T w = T(0);
-            if (gi >= 0 && gi <= n1 && gj >= 0 && gj <= n2) {
-                const bool bnd = gi == 0 || gi == n1 || gj == 0 || gj == n2;
-                if (!bnd || neumann) {
-                    const int ci = lx + 1 + (gi == 0) - (gi == n1);
-                    const int cj = ly + 1 + (gj == 0) - (gj == n2);
-                    if (ci >= 1 && ci <= SW - 2 && cj >= 1 && cj <= SH - 2) {
-                        T Q, H;
-                        node_curvature(s + cj * SW + ci, SW, ih1, ih2, Q, H);
-                        w = Q * H;
-                    }
-                } else if (exact) {
-                    w = exact_w(coef, nx1 * ny1, gj * nx1 + gi, cz);
-                }
-            }
-            sw[q] = w;
-        }
-        __syncthreads();
-    }
-    const int i = i0 + threadIdx.x, j = j0 + threadIdx.y;
-    if (i > n1 || j > n2) return;
-    const bool bnd = i == 0 || i == n1 || j == 0 || j == n2;
-    T out;
-    if (bnd) {
-        if (neumann) return;  // the launcher copies the inner neighbours (neumann_fill)
-        out = exact ? zt * (tx[i] * ty[j]) : T(0);
-    } else {
-        const T* c = s + (threadIdx.y + R) * SW + threadIdx.x + R;
-        if (WILLMORE) {
-            out = willmore_node(c, SW, sw + (threadIdx.y + 1) * WW + threadIdx.x + 1, WW, ih1, ih2);
-        } else {
-            T Q, H;
-            node_curvature(c, SW, ih1, ih2, Q, H);
-            out = Q * H;
-        }
-        if (exact) out = out + exact_forcing<T, WILLMORE>(tx, ty, coef, nx1, ny1, i, j, cz, zt);
-        if (F != T(0)) out = out + F;
-    }
-    f[j * nx1 + i] = out;
+    LeanCtx<T> c;
+    c.tx = tx; c.ty = ty; c.coef = coef;
+    c.n1 = n1; c.n2 = n2; c.nx1 = n1 + 1; c.ny1 = n2 + 1;
+    c.ih1 = ih1; c.ih2 = ih2; c.F = F;
+    c.cz = exact ? T(cospi(t)) : T(0);
+    c.zt = exact ? T(-PI * sinpi(t)) : T(0);
+    c.neumann = flags & FLAG_NEUMANN; c.exact = exact;
+    unsigned long long eb = 0ull;
+    lean_all<T, 0, WILLMORE>(c, u, u, u, u, u, f, f, T(0), eb);
 }
 
 template <typename T>

@@ -41,45 +41,70 @@ def _arm(f, sim, target=1 << 30):
     cp.cuda.runtime.deviceSynchronize()
 
 
-def kernel_rates(model, nx, dtype, bw, repeats=50):
-    """GB/s and fraction of the copy bandwidth of each stage kernel and of the rhs kernel."""
+def kernel_rates(model, nx, dtype, bw, repeats=50, scenario="eoc-exact"):
+    """Times, GB/s and fraction of the copy bandwidth of the stage kernels 1–4 and of the single
+    rhs kernel, launched on the lean grid (one warp per strip of 30 (mean curvature) / 28
+    (Willmore) columns and LEAN_L = 32 rows: grid (ceil(N1/CW), ceil(segments/8)) of (32, 8));
+    the rhs kernel also on fused.py's one-thread-per-node grid (the same kernel: surplus warps exit).
+
+    Compulsory traffic: stage s reads u and the k's it combines and writes k_s (2, 3, 4, 4
+    arrays); the rhs kernel reads u and writes f (2). Willmore on `eoc-exact` also reads 6 of the
+    exact-forcing coefficient fields at every interior node: `*_roof_all` counts them too. Willmore
+    float64: `fp64_frac` = the rate of FP64 instructions (WM_FP64_PER_NODE, counted in the PTX of
+    the kernel's loop: the w and flux part, forcing excluded) against 64 per clock per SM."""
     import cupy as cp
-    sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", scenario="eoc-exact",
+    sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", scenario=scenario,
                          nx=nx)
     f = sim._fused
     n = sim.state["phi"].size
     size = np.dtype(dtype).itemsize
-    out = {"model": model, "nx": nx, "dtype": dtype}
+    lean_l = 32  # LEAN_L of curvature.cu
+    cw = 28 if sim.willmore else 30
+    segs = -(-(f.n2 + 1) // lean_l)
+    grid = (-(-f.n1 // cw), -(-segs // fz.BY))
+    block = (fz.BX, fz.BY)
+    extra = 6 if (sim.willmore and sim.exact is not None) else 0
+    out = {"model": model, "nx": nx, "dtype": dtype, "scenario": scenario, "grid": list(grid)}
     stage_arrays = {1: 2, 2: 3, 3: 4, 4: 4}
     _arm(f, sim)
     a, b = _events()
+
+    def timed(kern, g, args):
+        kern(g, block, args)
+        a.record()
+        for _ in range(repeats):
+            kern(g, block, args)
+        b.record()
+        b.synchronize()
+        return cp.cuda.get_elapsed_time(a, b) / 1e3 / repeats
+
     for s, arrays in stage_arrays.items():
         args = (np.int32(s), f.u[0], f.u[1], *f.ks, f.tx, f.ty, f.coef, f.ctl, f.cti, f.err, f.count,
                 *f.scalars)
-        f.stage(f.grid, (fz.BX, fz.BY), args)
-        a.record()
-        for _ in range(repeats):
-            f.stage(f.grid, (fz.BX, fz.BY), args)
-        b.record()
-        b.synchronize()
-        sec = cp.cuda.get_elapsed_time(a, b) / 1e3 / repeats
+        sec = timed(f.stage, grid, args)
         out[f"stage{s}_us"] = sec * 1e6
         out[f"stage{s}_roof"] = arrays * n * size / sec / bw
+        if extra:
+            out[f"stage{s}_roof_all"] = (arrays + extra) * n * size / sec / bw
     u = f.u[0]
     fo = cp.empty_like(u)
     kern = f.k["wm_rhs" if sim.willmore else "mc_rhs"]
     args = (u, fo, f.tx, f.ty, f.coef, np.float64(0.01), *f.scalars)
-    kern(f.grid, (fz.BX, fz.BY), args)
-    a.record()
-    for _ in range(repeats):
-        kern(f.grid, (fz.BX, fz.BY), args)
-    b.record()
-    b.synchronize()
-    sec = cp.cuda.get_elapsed_time(a, b) / 1e3 / repeats
+    sec = timed(kern, grid, args)
     out["rhs_us"] = sec * 1e6
     out["rhs_gbps"] = 2 * n * size / sec / 1e9
     out["rhs_roof"] = 2 * n * size / sec / bw
+    if extra:
+        out["rhs_roof_all"] = (2 + extra) * n * size / sec / bw
+    out["rhs_node_grid_us"] = timed(kern, f.grid, args) * 1e6  # fused.py's grid today
+    if sim.willmore and dtype == "float64":
+        props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+        peak = 64 * props["multiProcessorCount"] * props["clockRate"] * 1e3  # FP64 inst/s
+        out["fp64_frac"] = WM_FP64_PER_NODE * n / sec / peak
     return out
+
+
+WM_FP64_PER_NODE = 110  # FP64 add/mul/fma/rsqrt of wm_rhs's loop per node (PTX count, no forcing)
 
 
 def attempt_cost(model, nx, dtype, graphs=20):
@@ -101,8 +126,8 @@ def attempt_cost(model, nx, dtype, graphs=20):
             if f.path != "persistent":
                 res["persistent_error"] = f.persist_error
                 continue
-            res["persistent_ty"] = f.persist[1]
-            for ty in fz.PERSIST_TY[sim.willmore]:
+            res["persistent_default"] = f.persist[1]
+            for ty in fz.PERSIST_VARIANTS[sim.willmore]:
                 f._setup_persistent(ty)
                 _arm(f, sim, target=64)
                 f._launch_persistent()  # warm
@@ -195,11 +220,13 @@ def main(argv=None):
                 json.dump(report, fh, indent=1)
 
     if "kernels" in parts:
-        for model, nx, dtype in keep([("mean-curvature", 1024, "float32"),
+        for model, nx, dtype, *sc in keep([("mean-curvature", 1024, "float32"),
                                  ("mean-curvature", 4096, "float32"),
                                  ("mean-curvature", 4096, "float64"),
-                                 ("willmore", 256, "float64"), ("willmore", 2048, "float64")]):
-            r = kernel_rates(model, nx, dtype, bw)
+                                 ("willmore", 256, "float64"), ("willmore", 2048, "float64"),
+                                 ("willmore", 2048, "float64", "sine-rings"),
+                                 ("mean-curvature", 4096, "float32", "sine-rings")]):
+            r = kernel_rates(model, nx, dtype, bw, **({"scenario": sc[0]} if sc else {}))
             report["kernels"].append(r)
             print("kernel", json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
                                         for k, v in r.items()}), flush=True)

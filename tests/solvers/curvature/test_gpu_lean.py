@@ -1,0 +1,81 @@
+"""The lean (warp-per-column-strip, register sliding window) kernels of curvature.cu on other
+launch grids than fused.py's: the lean grid (one warp per strip × 32-row segment), a grid of a few
+blocks that loops over all work items, and sizes whose strips and segments end ragged — against
+the NumPy float64 reference (rhs) and through fixed-step RKM runs of the graph path (stages)."""
+import numpy as np
+import pytest
+
+import solvers
+
+from .test_gpu import CASES, SETUPS, TOL, relerr, smooth_random
+
+pytestmark = pytest.mark.gpu
+
+LEAN_L = 32  # rows per warp walk (curvature.cu)
+
+
+def lean_grid(willmore: bool, n1: int, n2: int):
+    """The grid the lean kernels want with blocks of (32, 8)."""
+    cw = 28 if willmore else 30
+    segs = -(-(n2 + 1) // LEAN_L)
+    return (-(-n1 // cw), -(-segs // 8))
+
+
+@pytest.mark.parametrize("shape", [(70, 45), (29, 97), (121, 64)])
+@pytest.mark.parametrize("scenario,boundary", SETUPS)
+@pytest.mark.parametrize("model,dtype", CASES)
+def test_lean_rhs_on_any_grid_matches_reference(model, dtype, scenario, boundary, shape):
+    import cupy as cp
+    from solvers.curvature.operators import neumann_fill
+    nx, ny = shape
+    p = dict(scenario=scenario, boundary=boundary, nx=nx, ny=ny, F=0.3)
+    ref = solvers.create(model, backend="numpy", dtype="float64", **p)
+    gpu = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **p)
+    u = smooth_random(ref.state["phi"].shape, 11)
+    if boundary == "neumann":
+        neumann_fill(u)
+    t = 0.0213
+    f_ref = ref.rhs(t, u)
+    f = gpu._fused
+    kern = f.k["wm_rhs" if gpu.willmore else "mc_rhs"]
+    ud = cp.asarray(u, dtype=dtype)
+    tol = TOL[dtype] * (30 if model == "willmore" else 10)
+    for grid in (lean_grid(gpu.willmore, f.n1, f.n2), (3, 1), f.grid):
+        out = cp.full_like(ud, cp.nan)
+        kern(grid, (32, 8), (ud, out, f.tx, f.ty, f.coef, np.float64(t), *f.scalars))
+        if gpu.neumann:
+            neumann_fill(out)
+        out = out.get()
+        assert np.isfinite(out).all(), grid  # every node written exactly where it must be
+        assert relerr(out, f_ref) < tol, grid
+
+
+@pytest.mark.parametrize("model,dtype", CASES)
+@pytest.mark.parametrize("scenario,boundary", SETUPS[:3])
+def test_lean_stage_kernels_fixed_steps_on_lean_grid(model, dtype, scenario, boundary):
+    """Fixed steps (huge tolerance, end times kδ) of the graph path launched on the lean grid and
+    on a 2-block grid agree with the NumPy float64 reference."""
+    kw = dict(scenario=scenario, boundary=boundary, nx=61, ny=77, F=0.3, tolerance=1e30, dt=1.0)
+    ref = solvers.create(model, backend="numpy", dtype="float64", **kw)
+    u = smooth_random(ref.state["phi"].shape, 5) + ref.fields()["phi"]
+    ref.set_field("phi", u)
+    u = ref.fields()["phi"]
+    h = min(ref.h1, ref.h2)
+    delta = 0.2 * 3.5 * (h * h / 8 if model == "mean-curvature" else h**4 / 64)
+    for k in range(1, 7):
+        ref.advance(k * delta)
+    b = ref.fields()["phi"]
+    change = np.abs(b - u).max()
+    rounding = 20 * 6 * np.finfo(dtype).eps * np.abs(u).max()
+    assert change > 100 * rounding
+    for which in ("lean", "small"):
+        gpu = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
+        gpu.set_field("phi", u)
+        f = gpu._fused
+        f.path = "graph"
+        f.grid = lean_grid(gpu.willmore, f.n1, f.n2) if which == "lean" else (2, 1)
+        for k in range(1, 7):
+            gpu.advance(k * delta)
+        assert gpu.steps == ref.steps == 6 and gpu.t == ref.t
+        a = gpu.fields()["phi"].astype(np.float64)
+        assert np.abs(a - b).max() <= 30 * TOL[dtype] * change + rounding, which
