@@ -79,7 +79,22 @@ __device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned 
 // (strip, segment) are dealt to the warps of whatever grid is launched (grid-stride), so any grid
 // is correct; the lean grid is lean_grid(): ((n1 + CW - 1) / CW, ceil(segments / 8)) of (32, 8).
 
-#define LEAN_L 32  // rows per warp walk
+#define LEAN_L 32       // rows per warp walk on large grids
+#define LEAN_LMIN 4      // ... shortened (halving) down to this
+#define LEAN_ITEMS 8192  // until there are this many work items (warps) to deal out
+#ifndef LEAN_PD3
+#define LEAN_PD3 2       // rows loaded ahead by stages 3–5 (3–4 arrays a row); 2 for the others
+#endif
+
+// Rows per walk: LEAN_L, halved while fewer than LEAN_ITEMS (strip, segment) items (small grids
+// need more, shorter walks). fused.py / timing.py compute the same for the lean grid.
+__device__ __forceinline__ int lean_rows(const int n1, const int n2, const int cw)
+{
+    const int strips = (n1 + cw - 1) / cw;
+    int L = LEAN_L;
+    while (L > LEAN_LMIN && strips * ((n2 + L) / L) < LEAN_ITEMS) L >>= 1;
+    return L;
+}
 
 template <typename T>
 struct LeanCtx {
@@ -196,8 +211,9 @@ struct PhiWin {
     }
 };
 
-template <typename T, int ST, bool WM>
-__device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, const int seg,
+// FAST: the walk's loads stay within rows 1..N2−1 (no mirror) and it emits no boundary row.
+template <typename T, int ST, bool WM, bool FAST>
+__device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, const int j0, const int j1,
                                           const T* u, const T* k1, const T* k2, const T* k3,
                                           const T* k4, T* out, T* un, const T tau,
                                           unsigned long long& eb)
@@ -209,7 +225,6 @@ __device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, cons
     const bool bcol = i == 0 || i == c.n1;
     const int ci = mirror(i, c.n1, c.neumann);
     const int ic = i < 0 ? 0 : (i > c.n1 ? c.n1 : i);  // clamped column (tables, boundary data)
-    const int j0 = seg * LEAN_L, j1 = min(j0 + LEAN_L, c.n2 + 1);  // output rows [j0, j1)
     const int nn = c.nx1 * c.ny1;
     // per-lane forcing constants of mean curvature: tx rows 0..2 at this column
     T tx0 = T(0), ctx0 = T(0), ctx1 = T(0), ctx2 = T(0);
@@ -224,9 +239,12 @@ __device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, cons
     constexpr int LAG = WM ? 2 : 1;  // step r emits row r − LAG
     const int r0 = j0 - LAG + 1;     // first step
     PhiWin<T> P;
-    Raw<T> ra = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r0 - 1, c.n2, c.neumann) * c.nx1 + ci);
-    Raw<T> rb = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r0, c.n2, c.neumann) * c.nx1 + ci);
-    Raw<T> rc = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r0 + 1, c.n2, c.neumann) * c.nx1 + ci);
+#define ROWG(r) ((FAST ? (r) : mirror((r), c.n2, c.neumann)) * c.nx1 + ci)
+    constexpr int PD = ST >= 3 ? LEAN_PD3 : 2;  // prefetch distance (rows)
+    Raw<T> ra = raw_load<T, ST>(u, k1, k2, k3, k4, ROWG(r0 - 1));
+    Raw<T> rb = raw_load<T, ST>(u, k1, k2, k3, k4, ROWG(r0));
+    Raw<T> rc;
+    if (PD == 2) rc = raw_load<T, ST>(u, k1, k2, k3, k4, ROWG(r0 + 1));
     P.init(combine<T, ST>(ra));
     // Willmore window: w(r−2) own/right/sum, w corner (i+½, r−5/2), S flux, Q(r−2), edge data of
     // the previous step (E edge of row r−2, N edge (i, r−3/2))
@@ -238,10 +256,33 @@ __device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, cons
 #pragma unroll 2
     for (int r = r0; r <= rend; ++r) {
         const T pn = combine<T, ST>(rb);
-        rb = rc;
-        rc = raw_load<T, ST>(u, k1, k2, k3, k4, mirror(r + 2, c.n2, c.neumann) * c.nx1 + ci);
+        if (PD == 2) {
+            rb = rc;
+            rc = raw_load<T, ST>(u, k1, k2, k3, k4, ROWG(r + 2));
+        } else {
+            rb = raw_load<T, ST>(u, k1, k2, k3, k4, ROWG(r + 1));
+        }
         const int jo = r - LAG;
         const bool emit_row = jo >= j0;
+        // the exact forcing's data of the emitted row, loaded before the arithmetic
+        T e0 = T(0), e1 = T(0), e2 = T(0), e3 = T(0), e4 = T(0), e5 = T(0), e6 = T(0);
+        if (c.exact) {
+            const int jl = FAST ? jo : (jo < 0 ? 0 : (jo > c.n2 ? c.n2 : jo));
+            if (WM) {
+                const T* q = c.coef + jl * c.nx1 + ic;
+                e0 = __ldg(q);
+                e1 = __ldg(q + nn);
+                e2 = __ldg(q + 2 * nn);
+                e3 = __ldg(q + 3 * nn);
+                e4 = __ldg(q + 4 * nn);
+                e5 = __ldg(q + 5 * nn);
+                e6 = __ldg(q + 6 * nn);
+            } else {
+                e0 = __ldg(c.ty + jl);
+                e1 = __ldg(c.ty + c.ny1 + jl);
+                e2 = __ldg(c.ty + 2 * c.ny1 + jl);
+            }
+        }
         T Q, Hb;
         P.step(pn, c.ih1, c.ih2, Q, Hb);  // node r−1
         T fval = T(0);
@@ -256,14 +297,14 @@ __device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, cons
                     const T wd = shdn(wn), wu = shup(wn);
                     wn = i == 0 ? wd : (i == c.n1 ? wu : wn);
                 }
-                if (jw == c.n2) wn = wc;  // w(N2) = w(N2−1)
-            } else if (bcol || jw == 0 || jw == c.n2) {
+                if (!FAST && jw == c.n2) wn = wc;  // w(N2) = w(N2−1)
+            } else if (bcol || (!FAST && (jw == 0 || jw == c.n2))) {
                 wn = (c.exact && i >= 0 && i <= c.n1 && jw >= 0 && jw <= c.n2)
                          ? exact_w(c.coef, nn, jw * c.nx1 + i, c.cz) : T(0);
             }
             const T wnr = shdn(wn);
             const T wsn = wn + wnr;
-            if (c.neumann && jw == 1) {  // w(0) = w(1): replace the row below before it is used
+            if (!FAST && c.neumann && jw == 1) {  // w(0) = w(1): replace the row below before it is used
                 wc = wn;
                 wcr = wnr;
                 wsc = wsn;
@@ -300,24 +341,21 @@ __device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, cons
             pgxN = P.gxN; pgyN = P.gyN; piqN = P.iqN;
         }
         if (emit_row && wcol) {
-            const bool bnd = bcol || jo == 0 || jo == c.n2;
+            const bool bnd = bcol || (!FAST && (jo == 0 || jo == c.n2));
             if (!(bnd && c.neumann)) {
                 const int g = jo * c.nx1 + i;
                 if (bnd) {
-                    fval = c.exact ? c.zt * (tx0 * __ldg(c.ty + jo)) : T(0);  // Dirichlet: dg/dt
+                    fval = c.exact ? c.zt * (tx0 * (WM ? __ldg(c.ty + jo) : e0)) : T(0);  // Dirichlet: dg/dt
                 } else {
                     if (c.exact) {
-                        if (WM) {
+                        if (WM) {  // exact_forcing<T, true> on the preloaded coefficients
                             const T cz = c.cz, c2 = cz * cz;
-                            const T d = T(1) + c2 * __ldg(c.coef + nn + g);
+                            const T d = T(1) + c2 * e1;
                             const T d2 = d * d;
-                            const T num = ((((__ldg(c.coef + 6 * nn + g) * c2 + __ldg(c.coef + 5 * nn + g)) * c2
-                                             + __ldg(c.coef + 4 * nn + g)) * c2 + __ldg(c.coef + 3 * nn + g)) * c2
-                                           + __ldg(c.coef + 2 * nn + g)) * cz;
-                            fval = fval + (c.zt * __ldg(c.coef + g) - num / (d2 * d2));
+                            const T num = ((((e6 * c2 + e5) * c2 + e4) * c2 + e3) * c2 + e2) * cz;
+                            fval = fval + (c.zt * e0 - num / (d2 * d2));
                         } else {
-                            const T ty0 = __ldg(c.ty + jo), ty1 = __ldg(c.ty + c.ny1 + jo),
-                                    ty2 = __ldg(c.ty + 2 * c.ny1 + jo);
+                            const T ty0 = e0, ty1 = e1, ty2 = e2;
                             fval = fval + (c.zt * (tx0 * ty0)
                                            - mean_curvature_op_lean<T>(ctx1 * ty0, ctx0 * ty1, ctx2 * ty0,
                                                                        ctx1 * ty1, ctx0 * ty2));
@@ -329,6 +367,7 @@ __device__ __forceinline__ void lean_walk(const LeanCtx<T>& c, const int s, cons
             }
         }
     }
+#undef ROWG
 }
 
 template <typename T, int ST, bool WM>
@@ -336,14 +375,19 @@ __device__ __forceinline__ void lean_all(const LeanCtx<T>& c, const T* u, const 
                                          const T* k2, const T* k3, const T* k4, T* out, T* un,
                                          const T tau, unsigned long long& eb)
 {
-    constexpr int CW = WM ? 28 : 30;
-    const int S = (c.n1 + CW - 1) / CW, G = (c.n2 + LEAN_L) / LEAN_L;
+    constexpr int CW = WM ? 28 : 30, LAG = WM ? 2 : 1;
+    const int L = lean_rows(c.n1, c.n2, CW);
+    const int S = (c.n1 + CW - 1) / CW, G = (c.n2 + L) / L;
     const int items = S * G;
     const int nw = gridDim.x * gridDim.y * blockDim.y;
     for (int it = (blockIdx.y * gridDim.x + blockIdx.x) * blockDim.y + threadIdx.y; it < items;
          it += nw) {
         const int seg = it / S, s = it - seg * S;
-        lean_walk<T, ST, WM>(c, s, seg, u, k1, k2, k3, k4, out, un, tau, eb);
+        const int j0 = seg * L, j1 = min(j0 + L, c.n2 + 1);  // output rows [j0, j1)
+        if (j0 - LAG >= 1 && j1 + LAG + 1 <= c.n2 - 1)
+            lean_walk<T, ST, WM, true>(c, s, j0, j1, u, k1, k2, k3, k4, out, un, tau, eb);
+        else
+            lean_walk<T, ST, WM, false>(c, s, j0, j1, u, k1, k2, k3, k4, out, un, tau, eb);
     }
 }
 
@@ -404,8 +448,23 @@ __device__ void rkm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T*
     }
 }
 
+// Resident blocks of 256 threads per SM the register allocation must allow (occupancy: the walk
+// hides its load latency with other warps): 6 (≤ 40 registers) float / 4 (≤ 64) double for mean
+// curvature, 2 (≤ 128) for Willmore.
+#ifndef LEAN_MC_MINB_F
+#define LEAN_MC_MINB_F 6
+#endif
+#ifndef LEAN_MC_MINB_D
+#define LEAN_MC_MINB_D 4
+#endif
+#ifndef LEAN_WM_MINB
+#define LEAN_WM_MINB 2
+#endif
+#define MC_MINB (sizeof(T) == 4 ? LEAN_MC_MINB_F : LEAN_MC_MINB_D)
+#define WM_MINB LEAN_WM_MINB
+
 template <typename T>
-__global__ void __launch_bounds__(BX * BY)
+__global__ void __launch_bounds__(BX * BY, MC_MINB)
 mc_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __restrict__ tx,
          const T* __restrict__ ty, const T* __restrict__ coef, double* ctl, int* cti, unsigned long long* err,
          unsigned int* count, const int n1, const int n2, const T ih1, const T ih2, const T F,
@@ -416,7 +475,7 @@ mc_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __r
 }
 
 template <typename T>
-__global__ void __launch_bounds__(BX * BY)
+__global__ void __launch_bounds__(BX * BY, WM_MINB)
 wm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __restrict__ tx,
          const T* __restrict__ ty, const T* __restrict__ coef, double* ctl, int* cti, unsigned long long* err,
          unsigned int* count, const int n1, const int n2, const T ih1, const T ih2, const T F,
@@ -449,7 +508,7 @@ __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __
 }
 
 template <typename T>
-__global__ void __launch_bounds__(BX * BY)
+__global__ void __launch_bounds__(BX * BY, MC_MINB)
 mc_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
        const T* __restrict__ ty, const T* __restrict__ coef, const double t, const int n1, const int n2, const T ih1,
        const T ih2, const T F, const int flags)
@@ -458,7 +517,7 @@ mc_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
 }
 
 template <typename T>
-__global__ void __launch_bounds__(BX * BY)
+__global__ void __launch_bounds__(BX * BY, WM_MINB)
 wm_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
        const T* __restrict__ ty, const T* __restrict__ coef, const double t, const int n1, const int n2, const T ih1,
        const T ih2, const T F, const int flags)

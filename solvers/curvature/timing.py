@@ -41,14 +41,17 @@ def _arm(f, sim, target=1 << 30):
     cp.cuda.runtime.deviceSynchronize()
 
 
-def kernel_rates(model, nx, dtype, bw, repeats=50, scenario="eoc-exact"):
+def kernel_rates(model, nx, dtype, bw, repeats=50, scenario="eoc-exact", defines=(),
+                 stages=(1, 2, 3, 4), node_grid=True):
     """Times, GB/s and fraction of the copy bandwidth of the stage kernels 1–4 and of the single
-    rhs kernel, launched on the lean grid (one warp per strip of 30 (mean curvature) / 28
-    (Willmore) columns and LEAN_L = 32 rows: grid (ceil(N1/CW), ceil(segments/8)) of (32, 8));
-    the rhs kernel also on fused.py's one-thread-per-node grid (the same kernel: surplus warps exit).
+    rhs kernel, launched on the lean grid (one warp per strip of CW = 30 (mean curvature) / 28
+    (Willmore) columns and a segment of L rows, L = lean_rows of curvature.cu: grid
+    (ceil(N1/CW), ceil(segments/8)) of (32, 8)); the rhs kernel also on fused.py's
+    one-thread-per-node grid (the same kernel: surplus warps exit). `defines`: extra -D options
+    (register/occupancy and prefetch variants of curvature.cu), compiled separately.
 
     Compulsory traffic: stage s reads u and the k's it combines and writes k_s (2, 3, 4, 4
-    arrays); the rhs kernel reads u and writes f (2). Willmore on `eoc-exact` also reads 6 of the
+    arrays); the rhs kernel reads u and writes f (2). Willmore on `eoc-exact` also reads 7 of the
     exact-forcing coefficient fields at every interior node: `*_roof_all` counts them too. Willmore
     float64: `fp64_frac` = the rate of FP64 instructions (WM_FP64_PER_NODE, counted in the PTX of
     the kernel's loop: the w and flux part, forcing excluded) against 64 per clock per SM."""
@@ -58,13 +61,22 @@ def kernel_rates(model, nx, dtype, bw, repeats=50, scenario="eoc-exact"):
     f = sim._fused
     n = sim.state["phi"].size
     size = np.dtype(dtype).itemsize
-    lean_l = 32  # LEAN_L of curvature.cu
     cw = 28 if sim.willmore else 30
-    segs = -(-(f.n2 + 1) // lean_l)
-    grid = (-(-f.n1 // cw), -(-segs // fz.BY))
+    strips = -(-f.n1 // cw)
+    rows = 32  # lean_rows of curvature.cu
+    while rows > 4 and strips * ((f.n2 + rows) // rows) < 8192:
+        rows //= 2
+    grid = (strips, -(-((f.n2 + rows) // rows) // fz.BY))
+    kset, stage = f.k, f.stage
+    if defines:
+        from ..core.backend import load_kernels
+        kset = load_kernels(fz.CU_FILE, dtype, ["mc_stage", "wm_stage", "mc_rhs", "wm_rhs"],
+                            options=("-I" + str(fz.CU_FILE.parent), *defines))
+        stage = kset["wm_stage" if sim.willmore else "mc_stage"]
     block = (fz.BX, fz.BY)
-    extra = 6 if (sim.willmore and sim.exact is not None) else 0
-    out = {"model": model, "nx": nx, "dtype": dtype, "scenario": scenario, "grid": list(grid)}
+    extra = 7 if (sim.willmore and sim.exact is not None) else 0
+    out = {"model": model, "nx": nx, "dtype": dtype, "scenario": scenario, "grid": list(grid),
+           "rows": rows, "defines": " ".join(defines)}
     stage_arrays = {1: 2, 2: 3, 3: 4, 4: 4}
     _arm(f, sim)
     a, b = _events()
@@ -79,16 +91,18 @@ def kernel_rates(model, nx, dtype, bw, repeats=50, scenario="eoc-exact"):
         return cp.cuda.get_elapsed_time(a, b) / 1e3 / repeats
 
     for s, arrays in stage_arrays.items():
+        if s not in stages:
+            continue
         args = (np.int32(s), f.u[0], f.u[1], *f.ks, f.tx, f.ty, f.coef, f.ctl, f.cti, f.err, f.count,
                 *f.scalars)
-        sec = timed(f.stage, grid, args)
+        sec = timed(stage, grid, args)
         out[f"stage{s}_us"] = sec * 1e6
         out[f"stage{s}_roof"] = arrays * n * size / sec / bw
         if extra:
             out[f"stage{s}_roof_all"] = (arrays + extra) * n * size / sec / bw
     u = f.u[0]
     fo = cp.empty_like(u)
-    kern = f.k["wm_rhs" if sim.willmore else "mc_rhs"]
+    kern = kset["wm_rhs" if sim.willmore else "mc_rhs"]
     args = (u, fo, f.tx, f.ty, f.coef, np.float64(0.01), *f.scalars)
     sec = timed(kern, grid, args)
     out["rhs_us"] = sec * 1e6
@@ -96,7 +110,8 @@ def kernel_rates(model, nx, dtype, bw, repeats=50, scenario="eoc-exact"):
     out["rhs_roof"] = 2 * n * size / sec / bw
     if extra:
         out["rhs_roof_all"] = (2 + extra) * n * size / sec / bw
-    out["rhs_node_grid_us"] = timed(kern, f.grid, args) * 1e6  # fused.py's grid today
+    if node_grid:
+        out["rhs_node_grid_us"] = timed(kern, f.grid, args) * 1e6  # fused.py's grid today
     if sim.willmore and dtype == "float64":
         props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
         peak = 64 * props["multiProcessorCount"] * props["clockRate"] * 1e3  # FP64 inst/s
@@ -230,6 +245,24 @@ def main(argv=None):
             report["kernels"].append(r)
             print("kernel", json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
                                         for k, v in r.items()}), flush=True)
+            dump()
+    if "variants" in parts:  # occupancy / prefetch variants of the lean kernels
+        for model, nx, dtype, defs in keep([
+                ("mean-curvature", 4096, "float32", ()),
+                ("mean-curvature", 4096, "float32", ("-DLEAN_MC_MINB_F=1",)),
+                ("mean-curvature", 4096, "float32", ("-DLEAN_MC_MINB_F=4",)),
+                ("mean-curvature", 4096, "float32", ("-DLEAN_MC_MINB_F=4", "-DLEAN_PD3=1")),
+                ("mean-curvature", 4096, "float64", ()),
+                ("mean-curvature", 4096, "float64", ("-DLEAN_MC_MINB_D=1",)),
+                ("mean-curvature", 4096, "float64", ("-DLEAN_MC_MINB_D=3",)),
+                ("mean-curvature", 4096, "float64", ("-DLEAN_MC_MINB_D=3", "-DLEAN_PD3=1")),
+                ("willmore", 2048, "float64", ()),
+                ("willmore", 2048, "float64", ("-DLEAN_WM_MINB=1",)),
+                ("willmore", 2048, "float64", ("-DLEAN_PD3=1",))]):
+            r = kernel_rates(model, nx, dtype, bw, defines=defs, node_grid=False)
+            report["kernels"].append(r)
+            print("variant", json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
+                                         for k, v in r.items()}), flush=True)
             dump()
     if "attempts" in parts:
         for model, nx, dtype in keep([("mean-curvature", 256, "float64"),
