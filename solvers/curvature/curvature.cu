@@ -1,13 +1,14 @@
 // Curvature flows of graphs (seed 000; SPEC §1): fused Runge–Kutta–Merson stage kernels.
 //
-// One kernel per right-hand-side evaluation (stage s = 1..5 of Algorithm 4.1). Each block loads
-// its tile of the stage input  u + Σ a_sm k_m  (the stage combination is fused into the load) into
-// shared memory with a halo of R = 1 (mean curvature) or 2 (Willmore), computes w = Q H on the
-// tile plus a halo of 1 (Willmore; edge Q's are recomputed, never stored), and writes
-// k_s = τ f(t + c_s τ, ·). Stage 5 also forms u_new = u + (k1 + 4k4 + k5)/6 in the other state
-// buffer and the error max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5| (one atomicMax per block); the last block
-// to finish decides acceptance, the next τ and the time on the device (the control block below),
-// so a whole run of attempts can be launched (or replayed as a CUDA graph) without the host.
+// One kernel per right-hand-side evaluation (stage s = 1..5 of Algorithm 4.1). Each warp walks a
+// column strip up a segment of rows with a register sliding window (the lean walkers below: no
+// shared memory), forming the stage input  u + Σ a_sm k_m  as it loads each row, w = Q H one row
+// ahead of the Willmore flux (edge Q's are recomputed, never stored: each edge's once), and
+// writes k_s = τ f(t + c_s τ, ·). Stage 5 also forms u_new = u + (k1 + 4k4 + k5)/6 in the other
+// state buffer and the error max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5| (one atomicMax per block); the
+// last block to finish decides acceptance, the next τ and the time on the device (the control
+// block below), so a whole run of attempts can be launched (or replayed as a CUDA graph) without
+// the host.
 //
 // Layout: node (i, j), i = 0..n1 (x), j = 0..n2 (y), at j*(n1+1) + i. Boundary: Dirichlet nodes
 // follow dg/dt (ζ_t for the exact solution, else 0); Neumann nodes copy their inner neighbours,
@@ -77,7 +78,8 @@ __device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned 
 // not write: lanes 1..30 write for mean curvature (30 columns per strip), 2..29 for Willmore (28).
 // No shared memory and no __syncthreads (except the stage-5 block reduction). Work items
 // (strip, segment) are dealt to the warps of whatever grid is launched (grid-stride), so any grid
-// is correct; the lean grid is lean_grid(): ((n1 + CW - 1) / CW, ceil(segments / 8)) of (32, 8).
+// is correct; the lean grid — one warp per item — is ((n1 + CW − 1) / CW, ceil(G / 8)) blocks of
+// (32, 8), G = (n2 + L) / L segments of L = lean_rows(n1, n2, CW) rows.
 
 #define LEAN_L 32       // rows per warp walk on large grids
 #define LEAN_LMIN 4      // ... shortened (halving) down to this
