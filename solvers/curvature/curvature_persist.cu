@@ -25,6 +25,27 @@
 #include "curvature_ops.cuh"
 #include "rkm_control.cuh"
 
+// Optional phase timing (diagnostics only: compile with -DPERSIST_PROFILE and read g_prof through
+// RawModule.get_global): %globaltimer stamps of thread 0 of blocks 0, gridDim/2 and gridDim−1.
+#ifdef PERSIST_PROFILE
+#define PROF_ATTEMPTS 64
+#define PROF_EVENTS 48
+__device__ unsigned long long g_prof[3 * PROF_ATTEMPTS * PROF_EVENTS];
+__device__ int g_prof_attempt;
+static __device__ __forceinline__ void prof_mark(const int a, const int ev)
+{
+    if (threadIdx.x != 0 || threadIdx.y != 0 || a >= PROF_ATTEMPTS || ev >= PROF_EVENTS) return;
+    const int b = blockIdx.x == 0 ? 0 : (blockIdx.x == gridDim.x / 2 ? 1 : (blockIdx.x == gridDim.x - 1 ? 2 : -1));
+    if (b < 0) return;
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    g_prof[(b * PROF_ATTEMPTS + a) * PROF_EVENTS + ev] = t;
+}
+#define PROF(a, ev) prof_mark(a, ev)
+#else
+#define PROF(a, ev)
+#endif
+
 #define FLAG_NEUMANN 1
 #define FLAG_EXACT 2
 #define TX 32          // tile width: one warp
@@ -53,6 +74,23 @@ static __device__ __forceinline__ void grid_barrier(unsigned long long* bar, uns
     __syncthreads();
 }
 
+// Asynchronous copy of one T global → shared (no register holds the value while it is in flight);
+// L1-allocating, which is coherent here: every grid barrier ends with an acquire that invalidates
+// the SM's L1, and no array is read in the stage that writes it.
+template <typename T>
+static __device__ __forceinline__ void cp_async1(T* smem, const T* gmem)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    if constexpr (sizeof(T) == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(gmem) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(gmem) : "memory");
+}
+static __device__ __forceinline__ void cp_async_wait_all()
+{
+    asm volatile("cp.async.wait_all;" ::: "memory");
+}
+
 // for (q = tid; q < N; q += NT) fully unrolled and predicated (N, NT compile-time constants)
 #define FOR_ITEMS(N, q)                                                                            \
     _Pragma("unroll") for (int r_ = 0; r_ < ((N) + NT - 1) / NT; ++r_)                            \
@@ -75,6 +113,9 @@ __device__ __forceinline__ T stage_in(const int stage, const T* u, const T* f1, 
     }
 }
 
+template <bool C, class A, class B> struct pick { using type = A; };  // (NVRTC has no <type_traits>)
+template <class A, class B> struct pick<false, A, B> { using type = B; };
+
 struct Grid {
     int n1, n2, nx1, ny1, ntx;
     bool neumann, exact;
@@ -84,6 +125,8 @@ struct Grid {
 template <typename T, int TY>
 struct McSmem {
     T S[(TY + 2) * (TX + 2)];
+    T own[4][TY * TX];  // stage 5: u, f1, f3, f4 at the tile's own nodes (from the tile load)
+    T pre[7][TY * TX];  // the exact-forcing data of the own nodes (cp.async before the tile load)
 };
 
 template <typename T, int TY>
@@ -100,48 +143,67 @@ struct WmSmem {
     T egx[EH * EW], egy[EH * EW], eiq[EH * EW], eq[EH * EW];
     T ngx[NH * NW], ngy[NH * NW], niq[NH * NW], nq[NH * NW];
     T W[WH * WW], CWc[CWH * CWW], Qn[TY * TX], FE[TY * FEW], FN[FNH * TX];
+    T own[4][TY * TX];  // stage 5: u, f1, f3, f4 at the tile's own nodes (from the tile load)
+    T pre[7][TY * TX];  // the exact-forcing data of the own nodes (cp.async before the tile load)
 };
 
 // The stage input on the tile plus a halo of R (boundary loads read their Neumann mirrors; nodes
 // beyond the grid read clamped indices — they only feed outputs that are not written).
 template <typename T, int TY, int R, int NT>
-__device__ __forceinline__ void load_tile(T* S, const int stage, const int i0, const int j0,
-                                          const Grid& G, const T* u, const T* f1, const T* f2,
-                                          const T* f3, const T* f4, const T tau)
+__device__ __forceinline__ void load_tile(T* S, T (*own)[TY * TX], const int stage, const int i0,
+                                          const int j0, const Grid& G, const T* u, const T* f1,
+                                          const T* f2, const T* f3, const T* f4, const T tau)
 {
     constexpr int SW = TX + 2 * R, SH = TY + 2 * R;
     const int tid = threadIdx.y * TX + threadIdx.x;
     FOR_ITEMS(SH * SW, q) {
         const int y = q / SW, x = q - y * SW;
         const int g = mirror(j0 - R + y, G.n2, G.neumann) * G.nx1 + mirror(i0 - R + x, G.n1, G.neumann);
-        S[q] = stage_in(stage, u, f1, f2, f3, f4, tau, g);
+        if (stage < 5) {
+            S[q] = stage_in(stage, u, f1, f2, f3, f4, tau, g);
+        } else {  // the stage-5 input, keeping the raw values at the tile's own nodes
+            const T uu = __ldcg(u + g), a1 = __ldcg(f1 + g), a3 = __ldcg(f3 + g), a4 = __ldcg(f4 + g);
+            S[q] = uu + T(0.5) * (tau * a1) - T(1.5) * (tau * a3) + T(2) * (tau * a4);
+            const int ox = x - R, oy = y - R;
+            if (ox >= 0 && ox < TX && oy >= 0 && oy < TY) {
+                const int o = oy * TX + ox;
+                own[0][o] = uu; own[1][o] = a1; own[2][o] = a3; own[3][o] = a4;
+            }
+        }
     }
 }
 
 // f at this thread's tile node (interior or not: the caller masks), mean curvature.
-template <typename T, int TY, int NT>
+template <typename T, int TY, int NT, class Mid>
 __device__ __forceinline__ T mc_tile(McSmem<T, TY>& sm, const int stage, const int i0,
                                      const int j0, const Grid& G, const T* u, const T* f1,
                                      const T* f2, const T* f3, const T* f4, const T tau,
-                                     const T ih1, const T ih2)
+                                     const T ih1, const T ih2, Mid mid, T* ownv)
 {
     constexpr int SW = TX + 2;
-    load_tile<T, TY, 1, NT>(sm.S, stage, i0, j0, G, u, f1, f2, f3, f4, tau);
+    load_tile<T, TY, 1, NT>(sm.S, sm.own, stage, i0, j0, G, u, f1, f2, f3, f4, tau);
     __syncthreads();
+    mid();  // arithmetic on data loaded before the tile (its latency is over by now)
     T Q = T(0), H = T(0);
-    if (threadIdx.y < TY)
+    if (threadIdx.y < TY) {
         node_curvature(sm.S + (threadIdx.y + 1) * SW + threadIdx.x + 1, SW, ih1, ih2, Q, H);
+        if (stage == 5) {
+            const int tid = threadIdx.y * TX + threadIdx.x;
+            for (int k = 0; k < 4; ++k) ownv[k] = sm.own[k][tid];
+        }
+    }
     __syncthreads();  // S is reloaded by the next tile
     return Q * H;
 }
 
 // f at this thread's tile node, Willmore: −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ), every edge quantity
 // once (layout: WmSmem).
-template <typename T, int TY, int NT>
+template <typename T, int TY, int NT, class Mid>
 __device__ __forceinline__ T wm_tile(WmSmem<T, TY>& sm, const int stage, const int i0,
                                      const int j0, const Grid& G, const T* u, const T* f1,
                                      const T* f2, const T* f3, const T* f4, const T tau,
-                                     const T ih1, const T ih2, const T* coef, const T cz)
+                                     const T ih1, const T ih2, const T* coef, const T cz, Mid mid,
+                                     T* ownv)
 {
     using L = WmSmem<T, TY>;
     constexpr int SW = L::SW, CPW = L::CPW, CPH = L::CPH, EW = L::EW, EH = L::EH, NW = L::NW,
@@ -150,8 +212,13 @@ __device__ __forceinline__ T wm_tile(WmSmem<T, TY>& sm, const int stage, const i
     const int tid = threadIdx.y * TX + threadIdx.x;
     T* S = sm.S;
 
-    load_tile<T, TY, 2, NT>(S, stage, i0, j0, G, u, f1, f2, f3, f4, tau);
+#ifdef PERSIST_PROFILE
+    const int pa = g_prof_attempt, pe = 8 * (stage - 1);
+#endif
+    load_tile<T, TY, 2, NT>(S, sm.own, stage, i0, j0, G, u, f1, f2, f3, f4, tau);
     __syncthreads();
+    PROF(pa, pe + 1);
+    mid();  // arithmetic on data loaded before the tile (its latency is over by now)
     FOR_ITEMS(CPH * CPW, q) {  // corner means of φ
         const int y = q / CPW, x = q - y * CPW;
         const T* c = S + y * SW + x;
@@ -175,6 +242,7 @@ __device__ __forceinline__ T wm_tile(WmSmem<T, TY>& sm, const int stage, const i
         sm.ngx[q] = gx; sm.ngy[q] = gy; sm.niq[q] = iq; sm.nq[q] = a * iq;
     }
     __syncthreads();
+    PROF(pa, pe + 2);
     FOR_ITEMS(WH * WW, q) {  // w = Q H (boundary: Neumann mirror, Dirichlet data)
         const int y = 1 + q / WW, x = 1 + q - (y - 1) * WW;
         const int gi = i0 - 2 + x, gj = j0 - 2 + y;
@@ -196,6 +264,7 @@ __device__ __forceinline__ T wm_tile(WmSmem<T, TY>& sm, const int stage, const i
         sm.W[q] = w;
     }
     __syncthreads();
+    PROF(pa, pe + 3);
     FOR_ITEMS(CWH * CWW, q) {  // corner means of w
         const int y = q / CWW, x = q - y * CWW;  // corner (x+1+½, y+1+½)
         const T* c = sm.W + y * WW + x;
@@ -227,15 +296,74 @@ __device__ __forceinline__ T wm_tile(WmSmem<T, TY>& sm, const int stage, const i
         sm.FN[q] = cross * wx + (iq - gy * gy * iq3) * wy - T(0.5) * we * we * iq3 * gy;
     }
     __syncthreads();
+    PROF(pa, pe + 4);
     const int x = threadIdx.x, y = threadIdx.y;  // node (x + 2, y + 2)
     T f = T(0);
     if (y < TY) {
         const T fe = sm.FE[y * FEW + x + 1], fw = sm.FE[y * FEW + x];
         const T fn = sm.FN[(y + 1) * TX + x], fs = sm.FN[y * TX + x];
         f = -sm.Qn[tid] * ((fe - fw) * ih1 + (fn - fs) * ih2);
+        if (stage == 5)
+            for (int k = 0; k < 4; ++k) ownv[k] = sm.own[k][tid];
     }
     __syncthreads();  // shared arrays are refilled by the next tile
     return f;
+}
+
+// Boundary node q of 2(n1+1) + 2(n2−1): the rows j = 0 and j = n2, then the columns i = 0, n1.
+static __device__ __forceinline__ void boundary_node(const int q, const Grid& G, int& i, int& j)
+{
+    if (q < G.nx1) { i = q; j = 0; }
+    else if (q < 2 * G.nx1) { i = q - G.nx1; j = G.n2; }
+    else { const int r = q - 2 * G.nx1; j = 1 + (r >> 1); i = (r & 1) ? G.n1 : 0; }
+}
+
+// The data of the exact forcing at node (i, j), loaded into registers (Willmore: the 7
+// coefficient fields; mean curvature: the 1D derivative tables X^(0..2)(x_i), Y^(0..2)(y_j)) ...
+template <typename T, bool WILLMORE, int TY>
+__device__ __forceinline__ void forcing_data(T (*pre)[TY * TX], const int o, const T* tx,
+                                             const T* ty, const T* coef, const Grid& G,
+                                             const int i, const int j)
+{
+    if (WILLMORE) {
+        const int nn = G.nx1 * G.ny1, g = j * G.nx1 + i;
+#pragma unroll
+        for (int k = 0; k < 7; ++k) cp_async1(&pre[k][o], coef + k * nn + g);
+    } else {
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+            cp_async1(&pre[k][o], tx + k * G.nx1 + i);
+            cp_async1(&pre[3 + k][o], ty + k * G.ny1 + j);
+        }
+    }
+}
+
+// ... and F = ζ_t − L[ζ] from them: the operations of exact_forcing (curvature_ops.cuh).
+template <typename T, bool WILLMORE, int TY>
+__device__ __forceinline__ T forcing_eval(const T (*c)[TY * TX], const int o, const T cz, const T zt)
+{
+    if (WILLMORE) {
+        const T c2 = cz * cz;
+        const T d = T(1) + c2 * c[1][o];
+        const T d2 = d * d;
+        const T num = ((((c[6][o] * c2 + c[5][o]) * c2 + c[4][o]) * c2 + c[3][o]) * c2 + c[2][o]) * cz;
+        return zt * c[0][o] - num / (d2 * d2);
+    }
+#define PX(a, b) (cz * (c[a][o] * c[3 + (b)][o]))
+    return zt * (c[0][o] * c[3][o]) - mean_curvature_op<T>(PX(1, 0), PX(0, 1), PX(2, 0), PX(1, 1), PX(0, 2));
+#undef PX
+}
+
+// Stage 5 at node g: error estimate into the block max eb, u_new = u + (k1 + 4k4 + k5)/6.
+template <typename T>
+__device__ __forceinline__ unsigned long long rkm_finish(T* un, const int g, const T uu, const T k1,
+                                                         const T k3, const T k4, const T k5,
+                                                         const unsigned long long eb)
+{
+    const T e = T(0.2) * k1 - T(0.9) * k3 + T(0.8) * k4 - T(0.1) * k5;
+    const unsigned long long b = (unsigned long long)__double_as_longlong((double)fabs(e));
+    un[g] = uu + (k1 + T(4) * k4 + k5) / T(6);
+    return b > eb ? b : eb;
 }
 
 template <typename T, bool WILLMORE, int TY, int NT>
@@ -250,6 +378,7 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
     __shared__ int s_acc;
     __shared__ unsigned long long red[NT / 32];
     extern __shared__ __align__(16) unsigned char dsm[];
+    using SmemT = typename pick<WILLMORE, WmSmem<T, TY>, McSmem<T, TY>>::type;
     const int tid = threadIdx.y * TX + threadIdx.x;
     Grid G;
     G.n1 = n1; G.n2 = n2; G.nx1 = n1 + 1; G.ny1 = n2 + 1;
@@ -265,6 +394,15 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
     unsigned long long* bar = sync + SYNC_BAR;
     const double PI = 3.14159265358979323846;
     int first = 1;  // the first stage of the attempt (2 after a rejection: f(t, u) is unchanged)
+    // this thread's Dirichlet boundary node: boundary nodes are spread over all blocks (block b,
+    // thread t: node b + grid × t) so that no block carries the boundary alone
+    const int qb = blockIdx.x + gridDim.x * tid;
+    const bool hb = !G.neumann && tid < 32 && qb < nb;
+    __shared__ T sbnd[6][32];
+    int bi = 0, bj = 0;
+    if (hb) boundary_node(qb, G, bi, bj);
+    const int gb = bj * G.nx1 + bi;
+    T bx = T(0), by = T(0), bu = T(0), b1 = T(0), b3 = T(0), b4 = T(0);  // its values
     for (int a = 0; scti[I_ACTIVE]; ++a) {
         const double t = sctl[C_T], tau_d = sctl[C_TRY];
         const T tau = T(tau_d);
@@ -278,11 +416,16 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
             szt[tid] = T(-PI * sinpi(ts));
         }
         if (blockIdx.x == 0 && tid == 0) sync[(a + 1) % 3] = 0ull;  // the slot of attempt a + 1
+#ifdef PERSIST_PROFILE
+        if (tid == 0) g_prof_attempt = a;  // read by the tile functions (same value in every block)
+        PROF(a, 40);
+#endif
         __syncthreads();
         for (int s = first; s <= 5; ++s) {
             const T cz = G.exact ? scz[s - 1] : T(0), zt = G.exact ? szt[s - 1] : T(0);
             T* out = s == 1 ? f1 : (s == 2 ? f2 : (s == 3 ? f3 : f4));
             unsigned long long eb = 0ull;
+            PROF(a, 8 * (s - 1));
             for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
                 const int tyi = tile / G.ntx, txi = tile - tyi * G.ntx;
                 const int i0 = 1 + TX * txi, j0 = 1 + TY * tyi;
@@ -291,53 +434,71 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                 // issued before the tile's arithmetic so that their latency overlaps the loads:
                 // the exact forcing (clamped indices outside the grid) and this node's k values
                 const int ic = min(i, n1), jc = min(j, n2), g = jc * G.nx1 + ic;
-                const T fx = G.exact ? exact_forcing<T, WILLMORE>(tx, ty, coef, G.nx1, G.ny1, ic, jc, cz, zt) : T(0);
-                T a1 = T(0), a3 = T(0), a4 = T(0), uu = T(0);
-                if (s == 5) {
-                    uu = __ldcg(u + g);
-                    a1 = tau * __ldcg(f1 + g);
-                    a3 = tau * __ldcg(f3 + g);
-                    a4 = tau * __ldcg(f4 + g);
+                // every global load of this stage is issued before any of them is used (the
+                // tile's loads follow in wm_tile/mc_tile): the exact-forcing data, this node's
+                // k values (stage 5) and this thread's Dirichlet boundary node
+                auto& smem = *reinterpret_cast<SmemT*>(dsm);
+                const bool own_node = threadIdx.y < TY;
+                if (G.exact && own_node) forcing_data<T, WILLMORE, TY>(smem.pre, tid, tx, ty, coef, G, ic, jc);
+                T ownv[4] = {T(0), T(0), T(0), T(0)};  // stage 5: u, f1, f3, f4 at this node
+                const bool stash = tile == blockIdx.x && hb;
+                if (stash) {  // this thread's boundary node, into shared memory
+                    if (G.exact) { cp_async1(&sbnd[0][tid], tx + bi); cp_async1(&sbnd[1][tid], ty + bj); }
+                    if (s == 5) {
+                        cp_async1(&sbnd[2][tid], u + gb);
+                        cp_async1(&sbnd[3][tid], f1 + gb);
+                        cp_async1(&sbnd[4][tid], f3 + gb);
+                        cp_async1(&sbnd[5][tid], f4 + gb);
+                    }
                 }
+                T fx = T(0);
+                auto mid = [&]() {  // after the tile's load barrier: consume what was prefetched
+                    cp_async_wait_all();
+                    if (G.exact && own_node) fx = forcing_eval<T, WILLMORE, TY>(smem.pre, tid, cz, zt);
+                };
                 T f;
                 if constexpr (WILLMORE)
-                    f = wm_tile<T, TY, NT>(*reinterpret_cast<WmSmem<T, TY>*>(dsm), s, i0, j0, G, u, f1,
-                                       f2, f3, f4, tau, ih1, ih2, coef, cz);
+                    f = wm_tile<T, TY, NT>(smem, s, i0, j0, G, u, f1,
+                                           f2, f3, f4, tau, ih1, ih2, coef, cz, mid, ownv);
                 else
-                    f = mc_tile<T, TY, NT>(*reinterpret_cast<McSmem<T, TY>*>(dsm), s, i0, j0, G, u, f1,
-                                       f2, f3, f4, tau, ih1, ih2);
+                    f = mc_tile<T, TY, NT>(smem, s, i0, j0, G, u, f1,
+                                           f2, f3, f4, tau, ih1, ih2, mid, ownv);
+                PROF(a, 8 * (s - 1) + 5);
                 if (inside) {
                     if (G.exact) f = f + fx;
                     if (F != T(0)) f = f + F;
                     if (s < 5) {
                         out[g] = f;
                     } else {
-                        const T k = tau * f;
-                        const T e = T(0.2) * a1 - T(0.9) * a3 + T(0.8) * a4 - T(0.1) * k;
-                        const unsigned long long b = (unsigned long long)__double_as_longlong((double)fabs(e));
-                        eb = b > eb ? b : eb;
-                        un[g] = uu + (a1 + T(4) * a4 + k) / T(6);
+                        eb = rkm_finish(un, g, ownv[0], tau * ownv[1], tau * ownv[2], tau * ownv[3],
+                                        tau * f, eb);
                     }
                 }
             }
-            if (!G.neumann) {  // Dirichlet boundary nodes follow dg/dt (ζ_t, or 0)
-                for (int q = blockIdx.x * NT + tid; q < nb; q += gridDim.x * NT) {
+            if (hb) {  // this thread's Dirichlet boundary node (dg/dt: ζ_t, or 0)
+                if (ntiles <= (int)blockIdx.x) {  // no tile in this block: nothing was prefetched
+                    if (G.exact) { bx = tx[bi]; by = ty[bj]; }
+                    if (s == 5) {
+                        bu = __ldcg(u + gb); b1 = __ldcg(f1 + gb); b3 = __ldcg(f3 + gb); b4 = __ldcg(f4 + gb);
+                    }
+                } else {
+                    bx = sbnd[0][tid]; by = sbnd[1][tid]; bu = sbnd[2][tid];
+                    b1 = sbnd[3][tid]; b3 = sbnd[4][tid]; b4 = sbnd[5][tid];
+                }
+                const T f = G.exact ? zt * (bx * by) : T(0);
+                if (s < 5) out[gb] = f;
+                else eb = rkm_finish(un, gb, bu, tau * b1, tau * b3, tau * b4, tau * f, eb);
+            }
+            if (!G.neumann) {  // the rest of the Dirichlet boundary (only where nb > grid × threads)
+                for (int q = blockIdx.x + gridDim.x * (tid < 32 ? tid + NT : tid); q < nb;
+                     q += gridDim.x * NT) {
                     int i, j;
-                    if (q < G.nx1) { i = q; j = 0; }
-                    else if (q < 2 * G.nx1) { i = q - G.nx1; j = n2; }
-                    else { const int r = q - 2 * G.nx1; j = 1 + (r >> 1); i = (r & 1) ? n1 : 0; }
+                    boundary_node(q, G, i, j);
                     const int g = j * G.nx1 + i;
                     const T f = G.exact ? zt * (tx[i] * ty[j]) : T(0);
-                    if (s < 5) {
-                        out[g] = f;
-                    } else {
-                        const T a1 = tau * __ldcg(f1 + g), a3 = tau * __ldcg(f3 + g),
-                                a4 = tau * __ldcg(f4 + g), k = tau * f;
-                        const T e = T(0.2) * a1 - T(0.9) * a3 + T(0.8) * a4 - T(0.1) * k;
-                        const unsigned long long b = (unsigned long long)__double_as_longlong((double)fabs(e));
-                        eb = b > eb ? b : eb;
-                        un[g] = __ldcg(u + g) + (a1 + T(4) * a4 + k) / T(6);
-                    }
+                    if (s < 5) out[g] = f;
+                    else eb = rkm_finish(un, g, __ldcg(u + g), tau * __ldcg(f1 + g), tau * __ldcg(f3 + g),
+                                         tau * __ldcg(f4 + g), tau * f, eb);
                 }
             }
             if (s == 5) {  // block max of the bit patterns (non-negative doubles order as integers)
@@ -352,7 +513,9 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                     atomicMax(sync + a % 3, eb);
                 }
             }
+            PROF(a, 8 * (s - 1) + 6);
             grid_barrier(bar, target);
+            PROF(a, 8 * (s - 1) + 7);
         }
         if (tid == 0) {  // every block: the same decision from the same numbers
             const double e = __longlong_as_double((long long)__ldcg(sync + a % 3)) / 3.0;
@@ -360,13 +523,12 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
             if (s_acc) scti[I_CUR] ^= 1;
         }
         __syncthreads();
+        PROF(a, 41);
         first = s_acc ? 1 : 2;
         if (s_acc && G.neumann) {  // u_new[b] = u_new[m] + (u[b] − u[m]), (19)–(20)
-            for (int q = blockIdx.x * NT + tid; q < nb; q += gridDim.x * NT) {
+            for (int q = qb; q < nb; q += gridDim.x * NT) {
                 int i, j;
-                if (q < G.nx1) { i = q; j = 0; }
-                else if (q < 2 * G.nx1) { i = q - G.nx1; j = n2; }
-                else { const int r = q - 2 * G.nx1; j = 1 + (r >> 1); i = (r & 1) ? n1 : 0; }
+                boundary_node(q, G, i, j);
                 const int b = j * G.nx1 + i;
                 const int m = mirror(j, n2, true) * G.nx1 + mirror(i, n1, true);
                 un[b] = __ldcg(un + m) + (__ldcg(u + b) - __ldcg(u + m));

@@ -132,16 +132,19 @@ def attempt_cost(model, nx, dtype, graphs=20):
         sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused",
                              scenario="eoc-exact", nx=nx)
         f = sim._fused
-        if mode != "persistent":
+        res["default_path"] = f.path
+        if mode == "persistent":
+            if not f._setup_persistent():
+                res["persistent_error"] = f.persist_error
+                continue
+            f.path = "persistent"
+            res["persistent_default"] = f.persist[1]
+        else:
             f.path = "graph"
         sim.step(2)  # compile, capture
         if mode == "launches":
             f.graph = False
         if mode == "persistent":
-            if f.path != "persistent":
-                res["persistent_error"] = f.persist_error
-                continue
-            res["persistent_default"] = f.persist[1]
             for ty in fz.PERSIST_VARIANTS[sim.willmore]:
                 f._setup_persistent(ty)
                 _arm(f, sim, target=64)
@@ -266,8 +269,10 @@ def main(argv=None):
             dump()
     if "attempts" in parts:
         for model, nx, dtype in keep([("mean-curvature", 256, "float64"),
-                                 ("mean-curvature", 1024, "float32"), ("willmore", 128, "float64"),
-                                 ("willmore", 256, "float64")]):
+                                      ("mean-curvature", 512, "float32"),
+                                      ("mean-curvature", 1024, "float32"),
+                                      ("willmore", 128, "float64"), ("willmore", 256, "float64"),
+                                      ("willmore", 512, "float64")]):
             r = attempt_cost(model, nx, dtype)
             report["attempts"].append(r)
             print("attempt", json.dumps(r), flush=True)

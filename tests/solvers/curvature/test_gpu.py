@@ -1,6 +1,8 @@
 """Fused CUDA kernels and the CuPy array path of the curvature flows against the NumPy float64
 reference (SPEC §6): one right-hand-side evaluation on random smooth data, a fixed-step run, and
 the device-decided adaptive run."""
+import os
+
 import numpy as np
 import pytest
 
@@ -77,7 +79,8 @@ def test_fused_fixed_step_run_matches_reference(model, dtype, scenario, boundary
     assert change > 100 * rounding  # the run moves the state well beyond rounding
     assert np.abs(a - b).max() <= 30 * TOL[dtype] * change + rounding
     f = gpu._fused
-    assert f.path == "persistent", f.persist_error  # cooperative launches work on the GPUs we test
+    if os.environ.get("PDESTUDIO_CURVATURE_PATH", "persistent") == "persistent":
+        assert f.path == "persistent", f.persist_error  # cooperative launches work on our GPUs
     f.path = "graph"  # and the graph path of the same simulation continues the run the same way
     ref.advance(9 * delta)
     gpu.advance(9 * delta)
@@ -138,8 +141,8 @@ def test_persistent_kernel_matches_graph_path_and_reference(model, dtype, scenar
         for blocks in (None, 3):
             sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
             f = sim._fused
-            assert f.path == "persistent", f.persist_error
             assert f._setup_persistent(ty), f.persist_error
+            f.path = "persistent"
             if blocks:
                 f.persist = (f.persist[0], ty, blocks)
             sim.set_field("phi", smooth_random(ref.state["phi"].shape, 5)
