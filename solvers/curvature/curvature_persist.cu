@@ -394,6 +394,8 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
     unsigned long long* bar = sync + SYNC_BAR;
     const double PI = 3.14159265358979323846;
     int first = 1;  // the first stage of the attempt (2 after a rejection: f(t, u) is unchanged)
+    const bool resident = ntiles <= (int)gridDim.x;  // one tile per block for the whole launch
+    bool pre_resident = false;  // its forcing data is already in shared memory
     // this thread's Dirichlet boundary node: boundary nodes are spread over all blocks (block b,
     // thread t: node b + grid × t) so that no block carries the boundary alone
     const int qb = blockIdx.x + gridDim.x * tid;
@@ -439,7 +441,10 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                 // k values (stage 5) and this thread's Dirichlet boundary node
                 auto& smem = *reinterpret_cast<SmemT*>(dsm);
                 const bool own_node = threadIdx.y < TY;
-                if (G.exact && own_node) forcing_data<T, WILLMORE, TY>(smem.pre, tid, tx, ty, coef, G, ic, jc);
+                // the forcing data never changes: where every block owns one tile for the whole
+                // run, it stays in shared memory after the first stage (otherwise per tile)
+                if (G.exact && own_node && !pre_resident)
+                    forcing_data<T, WILLMORE, TY>(smem.pre, tid, tx, ty, coef, G, ic, jc);
                 T ownv[4] = {T(0), T(0), T(0), T(0)};  // stage 5: u, f1, f3, f4 at this node
                 const bool stash = tile == blockIdx.x && hb;
                 if (stash) {  // this thread's boundary node, into shared memory
@@ -501,6 +506,7 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                                          tau * __ldcg(f4 + g), tau * f, eb);
                 }
             }
+            pre_resident = resident;
             if (s == 5) {  // block max of the bit patterns (non-negative doubles order as integers)
                 for (int o = 16; o > 0; o >>= 1) {
                     const unsigned long long other = __shfl_down_sync(0xffffffffu, eb, o);
