@@ -9,8 +9,8 @@ import argparse
 import sys
 import time
 
-import solvers
-from solvers import MeshError, ParameterError, SimulationDiverged
+from pdestudio import solvers
+from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
 
 class UsageError(Exception):
@@ -178,7 +178,7 @@ def _run(a) -> int:
 
 
 def cmd_bench(a) -> int:
-    from solvers import bench
+    from pdestudio.solvers import bench
     rows, header = bench.run(a.models, sizes=a.sizes, backends=a.backends, dtypes=a.dtypes,
                              kernels=a.kernels, quick=a.quick,
                              log=lambda s: print(s, file=sys.stderr, flush=True))

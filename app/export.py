@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solvers import ParameterError
+from pdestudio.solvers import ParameterError
 
 from .frames import Frame, SimInfo
 from .views.colors import ColorScale

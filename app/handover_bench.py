@@ -6,8 +6,8 @@ it, as the colour range does). Drawing itself is not included: see the window's 
 (`pdestudio --model M --run-for S`) for that, or --render, which draws each frame taken with
 the window's view on an offscreen canvas (EGL) in the reader thread.
 
-    python -m app.handover_bench mean-curvature shallow-water --size 1024 --backend cupy
-    python -m app.handover_bench mean-curvature --size 1024 --render   # + offscreen drawing
+    python -m pdestudio.app.handover_bench mean-curvature shallow-water --size 1024 --backend cupy
+    python -m pdestudio.app.handover_bench mean-curvature --size 1024 --render   # + offscreen drawing
 """
 from __future__ import annotations
 
@@ -18,8 +18,7 @@ import time
 
 import numpy as np
 
-import solvers
-
+from pdestudio import solvers
 from .frames import Mailbox, SimInfo
 from .transfer import make_copier
 
@@ -119,7 +118,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     rows = []
     for model in a.models:
-        from solvers.core.registry import model_class
+        from pdestudio.solvers.core.registry import model_class
         cls = model_class(model)
         sim = solvers.create(model, backend=a.backend, dtype=a.dtype,
                              **{cls.size_param: a.size})

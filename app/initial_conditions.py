@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solvers import ParameterError
+from pdestudio.solvers import ParameterError
 
 FUNCTIONS = {
     name: getattr(np, name) for name in (

@@ -9,8 +9,7 @@ import time
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-import solvers
-
+from pdestudio import solvers
 from .window import MainWindow
 
 # The solver thread runs Python between NumPy calls; with the default 5 ms GIL switch interval
@@ -20,8 +19,8 @@ SWITCH_INTERVAL = 0.0005
 
 def _validate(model, scenario, params):
     """Bad command-line input raises ParameterError before any window opens (exit code 2)."""
-    from solvers.core.params import validate_all
-    from solvers.core.registry import model_class
+    from pdestudio.solvers.core.params import validate_all
+    from pdestudio.solvers.core.registry import model_class
     model = model or solvers.available_models()[0]
     cls = model_class(model)
     sc = cls.scenario(scenario)

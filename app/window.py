@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (QComboBox, QDockWidget, QFileDialog, QGroupBox,
                                QScrollArea, QSpinBox, QToolBar, QVBoxLayout, QWidget)
 from vispy import scene
 
-import solvers
-from solvers import ParameterError
+from pdestudio import solvers
+from pdestudio.solvers import ParameterError
 
 from .views import COLORMAPS, RANGE_MODES, ColorScale, make_view, view_modes
 from .views.base import BACKGROUND

@@ -16,9 +16,9 @@ import traceback
 
 from PySide6.QtCore import QThread, Signal
 
-import solvers
-from solvers import MeshError, ParameterError, SimulationDiverged
-from solvers.core.params import Param, frozen
+from pdestudio import solvers
+from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
+from pdestudio.solvers.core.params import Param, frozen
 
 from .frames import Frame, Mailbox, SimInfo
 from .transfer import make_copier

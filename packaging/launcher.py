@@ -2,7 +2,7 @@
 import multiprocessing
 import sys
 
-from app.cli import main
+from pdestudio.app.cli import main
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()

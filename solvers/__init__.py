@@ -1,4 +1,12 @@
-"""pdestudio's numerical library: the public API of SPEC §0 and nothing else. Imports no Qt."""
+"""pdestudio's numerical library: the public API of SPEC §0 and nothing else. Imports no Qt.
+
+    from pdestudio import solvers
+    sim = solvers.create("heat-1d", backend="auto", dtype="float64", nx=4096)
+
+Everything the app needs is here or on `Simulation`: the models and their schemas
+(`available_models`, `describe`, `validate`, `check_param`), the choices of backend and real type
+(`BACKENDS`, `DTYPES`), simulations (`create`, `load`), frames of device arrays for drawing
+(`Simulation.device_fields`) and the errors."""
 from __future__ import annotations
 
 import json
@@ -6,19 +14,41 @@ from pathlib import Path
 
 import numpy as np
 
-from .core.backend import gpu_available, gpu_status
+from .core.backend import BACKENDS, DTYPES, gpu_available, gpu_status
 from .core.errors import MeshError, ParameterError, SimulationDiverged
+from .core.params import validate_all
 from .core.registry import available_models, model_class
 from .core.simulation import Simulation
 
-__all__ = ["available_models", "describe", "create", "load", "Simulation", "ParameterError",
-           "MeshError", "SimulationDiverged", "gpu_available", "gpu_status"]
+__all__ = ["available_models", "describe", "validate", "check_param", "create", "load",
+           "Simulation", "ParameterError", "MeshError", "SimulationDiverged", "gpu_available",
+           "gpu_status", "BACKENDS", "DTYPES"]
 
 
 def describe(model: str) -> dict:
     """The model's schema: parameters (name, type, default, range/choices, unit, help),
     scenarios and fields. The GUI's panels are built from it."""
     return model_class(model).describe()
+
+
+def validate(model: str, scenario: str | None = None, **params) -> dict:
+    """Every parameter of `model` (and `scenario`) validated as `create` would, defaults filled
+    in, without building anything; raises ParameterError naming the item and the allowed range."""
+    cls = model_class(model)
+    sc = cls.scenario(scenario)
+    p = validate_all(cls.schema(sc.name), params, model)
+    cls._check_params(p)
+    return p
+
+
+def check_param(model: str, name: str, value, scenario: str | None = None):
+    """One parameter value of `model` converted to its type and checked against its range (the
+    cross-parameter constraints are checked by `validate`/`create`)."""
+    schema = model_class(model).schema(model_class(model).scenario(scenario).name)
+    if name not in schema:
+        raise ParameterError(f"{model}: unknown parameter '{name}'; known parameters: "
+                             + ", ".join(schema))
+    return schema[name].validate(value, model)
 
 
 def create(model: str, *, backend: str = "auto", dtype: str = "float64",

@@ -1,9 +1,7 @@
 """Shared test set-up: the `gpu` marker skips with a reason where no CUDA device works."""
 import pytest
 
-import solvers
-
-
+from pdestudio import solvers
 def pytest_collection_modifyitems(config, items):
     ok, why = solvers.gpu_status()
     if ok:

@@ -13,7 +13,7 @@ from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget)
 
-from solvers import ParameterError
+from pdestudio.solvers import ParameterError
 
 from ..worker import param_of
 

@@ -7,6 +7,7 @@ device really works (a tiny allocation and reduction succeed, ENVIRONMENT.md), a
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import time
 from dataclasses import dataclass
@@ -117,6 +118,9 @@ class Timer:
         return False
 
 
+CORE_KERNELS = Path(__file__).resolve().parent / "kernels"  # clock.cuh: the device landing rule
+
+
 @functools.lru_cache(maxsize=None)
 def _module(path: str, dtype: str, names: tuple[str, ...], options: tuple[str, ...], device: int,
             cooperative: bool = False):
@@ -129,16 +133,32 @@ def _module(path: str, dtype: str, names: tuple[str, ...], options: tuple[str, .
     return mod
 
 
+@functools.lru_cache(maxsize=None)
+def _include_options(dirs: tuple[str, ...]) -> tuple[str, ...]:
+    """-I for each folder, and a hash of the headers there: CuPy's kernel cache keys on the .cu
+    source and the options, not on the headers a kernel includes."""
+    digest = hashlib.sha1()
+    for d in dirs:
+        for h in sorted(Path(d).glob("*.cuh")):
+            digest.update(h.name.encode() + h.read_bytes())
+    return tuple(f"-I{d}" for d in dirs) + (f"-DPDE_HEADERS_SHA1=0x{digest.hexdigest()[:16]}",)
+
+
 def load_kernels(cu_file: str | Path, dtype: str, templates: list[str],
-                 options: tuple[str, ...] = (), cooperative: bool = False) -> dict:
+                 options: tuple[str, ...] = (), cooperative: bool = False,
+                 include_dirs: tuple[str | Path, ...] = ()) -> dict:
     """Compile the templates of a `.cu` file once per (file, dtype, device) and return
     {template_name: RawKernel}. `templates` are kernel template names instantiated with the real
-    type of `dtype` (e.g. "heat_step" -> "heat_step<double>"). `cooperative`: the module's kernels
-    are launched with cuLaunchCooperativeKernel (all blocks co-resident, so grid-wide barriers are
-    safe; a grid larger than the device holds is refused at launch)."""
+    type of `dtype` (e.g. "heat_step" -> "heat_step<double>"). The file's own folder, core's
+    kernels/ (clock.cuh) and `include_dirs` are on the include path. `cooperative`: the module's
+    kernels are launched with cuLaunchCooperativeKernel (all blocks co-resident, so grid-wide
+    barriers are safe; a grid larger than the device holds is refused at launch)."""
     import cupy as cp
     real = CTYPES[dtype]
     names = tuple(f"{t}<{real}>" for t in templates)
-    mod = _module(str(Path(cu_file).resolve()), dtype, names, tuple(options), cp.cuda.Device().id,
-                  cooperative)
+    cu = Path(cu_file).resolve()
+    dirs = tuple(dict.fromkeys(str(Path(d).resolve()) for d in
+                               (cu.parent, CORE_KERNELS, *include_dirs)))
+    mod = _module(str(cu), dtype, names, _include_options(dirs) + tuple(options),
+                  cp.cuda.Device().id, cooperative)
     return {t: mod.get_function(n) for t, n in zip(templates, names)}

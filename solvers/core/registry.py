@@ -1,5 +1,5 @@
 """Model registry. Each family package registers its classes with `@register`; `discover()` imports
-every family package under `solvers/` (all but core and mesh), so a new family needs no edit here."""
+every family package under `pdestudio.solvers` (all but core and mesh), so a new family needs no edit here."""
 from __future__ import annotations
 
 import importlib
@@ -13,6 +13,7 @@ _MODELS: dict[str, type] = {}
 _ORDER = ["heat-1d", "ks-1d", "euler-1d", "mean-curvature", "willmore", "chemotaxis",
           "gray-scott", "shallow-water", "two-layer"]
 _discovered = False
+_FAMILIES_PACKAGE = __name__.rsplit(".", 2)[0]  # pdestudio.solvers
 
 
 def register(cls):
@@ -31,7 +32,7 @@ def discover() -> None:
     root = Path(__file__).resolve().parent.parent
     for info in pkgutil.iter_modules([str(root)]):
         if info.ispkg and info.name not in ("core", "mesh"):
-            importlib.import_module(f"solvers.{info.name}")
+            importlib.import_module(f"{_FAMILIES_PACKAGE}.{info.name}")
     _discovered = True
 
 

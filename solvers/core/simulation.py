@@ -1,23 +1,20 @@
 """The `Simulation` base class: the stepping, field, checkpoint and error contract of SPEC §0.
 
-A model subclass declares its parameters, scenarios and fields and implements four hooks:
+A model subclass declares its parameters, scenarios and fields, names its schemes (core/scheme.py)
+and implements:
 
     _setup()                 build the mesh (self.mesh) and the state (self.state: name -> xp array)
-    _step(dt_limit) -> dt    advance ONE accepted step of at most dt_limit (None = no limit),
-                             updating self.state in place or by rebinding; never touches self.t
+    reference_scheme         the xp scheme class (float64 reference, CPU backend, GPU array path)
+    fused_scheme             the CUDA scheme class, or None where the family has none
     _fields() -> dict        every displayable field as xp arrays (default: the state)
     work() -> (cells, bytes) cells updated per step and compulsory bytes moved per step (benchmarks)
 
 and optionally `_check_params` (cross-parameter constraints), `_check_field` (value ranges of a
 field given to set_field), `_aux_state`/`_set_aux_state` (scalars a checkpoint needs, e.g. the
-adaptive step). Everything else (time bookkeeping, landing exactly on t_end, divergence detection
-with the state kept, statistics, checkpoints) lives here once.
-
-Batched device stepping: a GPU path that runs many steps per launch or per CUDA-graph replay may
-override `_steps_unchecked(count, t_end) -> int` (take up to `count` accepted steps without
-passing t_end, update self.t and self.steps, return the number taken, deterministically, so that
-the divergence replay reproduces it). It must fall back to `super()._steps_unchecked` when `_step`
-has been replaced on the instance (the contract tests wrap `_step` to inject a failure).
+adaptive step). After `_setup` the base class builds `self.scheme`: the fused scheme on the GPU
+unless `kernel=array`, else the reference scheme. Everything else (time bookkeeping with the
+landing rule of core/clock.py, divergence detection with the state kept, statistics, checkpoints)
+lives here once.
 """
 from __future__ import annotations
 
@@ -31,6 +28,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from . import backend as _backend
+from . import clock
 from .errors import NonFiniteStep, ParameterError, SimulationDiverged
 from .params import KERNEL, Param, Scenario, frozen, validate_all
 
@@ -76,13 +74,18 @@ class Simulation:
     # surface over the bottom).
     default_field: ClassVar[str | None] = None
     surfaces: ClassVar[tuple[str, ...]] = ()
+    # The schemes (core/scheme.py): classes taking the simulation. `fused_scheme` None = the
+    # family has no CUDA kernels (then there is no `kernel` parameter).
+    reference_scheme: ClassVar[Any] = None
+    fused_scheme: ClassVar[Any] = None
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
     def schema(cls, scenario: str | None = None) -> dict[str, Param]:
         """Parameter declarations with the scenario's defaults applied."""
         s = {p.name: p for p in cls.parameters}
-        s.setdefault("kernel", KERNEL)
+        if cls.fused_scheme is not None or cls.reference_scheme is None:  # TRANSITION: legacy
+            s.setdefault("kernel", KERNEL)
         if scenario is not None:
             for k, v in cls.scenario(scenario).defaults.items():
                 s[k] = s[k].with_default(v)
@@ -136,25 +139,34 @@ class Simulation:
                                         "steps_per_s": 0.0}
         self.state: dict[str, Any] = {}
         self.mesh = None
+        self.scheme = None
         self._setup()
+        self.scheme = self._make_scheme()
+
+    def _make_scheme(self):
+        """The fused scheme on the GPU (unless kernel=array), else the reference scheme."""
+        if self.reference_scheme is None:  # TRANSITION: models not yet converted to schemes
+            return _LegacyScheme(self)
+        if self.kernel == "fused":
+            return self.fused_scheme(self)
+        return self.reference_scheme(self)
 
     @property
     def kernel(self) -> str:
         """The GPU path in use: 'fused', 'array', or 'numpy' on the CPU."""
-        return self.params["kernel"] if self._be.is_gpu else "numpy"
+        if not self._be.is_gpu:
+            return "numpy"
+        return self.params.get("kernel", "array")
 
     # ---- hooks --------------------------------------------------------------------------
     def _setup(self) -> None:
-        raise NotImplementedError
-
-    def _step(self, dt_limit: float | None) -> float:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}._setup")
 
     def _fields(self) -> dict:
         return dict(self.state)
 
     def work(self) -> tuple[int, float]:
-        raise NotImplementedError
+        raise NotImplementedError(f"{type(self).__name__}.work")
 
     def _check_field(self, name: str, values: np.ndarray) -> None:
         """Model-specific checks of a field given to set_field (beyond shape, finiteness, lo)."""
@@ -187,7 +199,7 @@ class Simulation:
         done = 0
         while True:
             remaining = None if n is None else n - done
-            if remaining == 0 or (t_end is not None and self._landed(t_end)):
+            if remaining == 0 or clock.landed(self.t, t_end):
                 break
             chunk = self.check_interval if remaining is None else min(remaining, self.check_interval)
             snap = self._snapshot()
@@ -209,26 +221,37 @@ class Simulation:
                           steps_per_s=steps / wall if wall > 0 else 0.0,
                           cell_updates_per_s=steps * cells / wall if wall > 0 else 0.0)
 
-    def _landed(self, t_end: float) -> bool:
-        return t_end - self.t <= 1e-13 * max(1.0, abs(t_end))
-
     def _steps_unchecked(self, count: int, t_end: float | None) -> int:
-        k = 0
-        while k < count and not (t_end is not None and self._landed(t_end)):
-            limit = None if t_end is None else t_end - self.t
+        """Up to `count` accepted steps without passing t_end, no finiteness check; returns the
+        number taken. A scheme with `run` batches them; otherwise one `step` at a time."""
+        run = getattr(self.scheme, "run", None)
+        if run is not None:
+            if clock.landed(self.t, t_end):
+                return 0
             try:
-                dt = self._step(limit)
+                k, t = run(count, self.t, t_end)
+            except NonFiniteStep:
+                raise SimulationDiverged(self.model, self.t, self.steps,
+                                         self._worst_field()) from None
+            self.t = float(t)
+            self.steps += k
+            return k
+        k = 0
+        while k < count and not clock.landed(self.t, t_end):
+            limit = clock.limit(self.t, t_end)
+            try:
+                dt = self.scheme.step(self.t, limit)
             except NonFiniteStep:
                 dt = math.nan
             if not math.isfinite(dt) or dt <= 0:
                 raise SimulationDiverged(self.model, self.t, self.steps, self._worst_field())
-            if limit is not None and dt >= limit * (1 - 1e-12):
-                self.t = t_end
-            else:
-                self.t += float(dt)
+            self.t = clock.after_step(self.t, dt, t_end)
             self.steps += 1
             k += 1
         return k
+
+    def _landed(self, t_end: float) -> bool:  # TRANSITION: legacy models
+        return clock.landed(self.t, t_end)
 
     def _replay_to_failure(self, count: int, t_end: float | None) -> None:
         """The last chunk produced non-finite values: redo it one checked step at a time from its
@@ -282,6 +305,8 @@ class Simulation:
             cur[...] = values
         else:
             self.state[name] = values
+        if self.scheme is not None:
+            self.scheme.invalidate()
 
     # ---- live parameters ----------------------------------------------------------------
     def set_param(self, name: str, value) -> None:
@@ -300,16 +325,17 @@ class Simulation:
         new[name] = p.validate(value, self.model)
         self._check_params(new)
         old, self.params = self.params, frozen(new)
+        hook = getattr(self, "_param_changed", None)  # TRANSITION: legacy models
         try:
-            self._param_changed(name)
+            self.scheme.invalidate()
+            if hook is not None:
+                hook(name)
         except Exception:
             self.params = old
-            self._param_changed(name)
+            self.scheme.invalidate()
+            if hook is not None:
+                hook(name)
             raise
-
-    def _param_changed(self, name: str) -> None:
-        """Hook: a live parameter changed (self.params holds the new value). Models that read
-        their parameters every step need nothing; those that cache derived values refresh them."""
 
     # ---- fields -------------------------------------------------------------------------
     def fields(self) -> dict[str, np.ndarray]:
@@ -317,6 +343,17 @@ class Simulation:
         t0 = time.perf_counter()
         out = {k: np.ascontiguousarray(self._be.asnumpy(v)) for k, v in self._fields().items()}
         self.stats["transfer_s"] = time.perf_counter() - t0
+        return out
+
+    def device_fields(self, names=None) -> dict:
+        """The displayable fields as arrays of the simulation's backend (CuPy arrays on the GPU,
+        no copy to the host), in the original numbering: what the app's transfer path reads.
+        `names`: a subset (default all). Valid until the next step."""
+        out = self._fields()
+        if names is not None:
+            for n in names:
+                self.field_info(n)
+            out = {n: out[n] for n in names}
         return out
 
     def field_info(self, name: str) -> dict:
@@ -390,3 +427,14 @@ class Simulation:
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.model}/{self.scenario_name} {self.backend} "
                 f"{self.dtype} t={self.t:.6g} steps={self.steps}>")
+
+
+class _LegacyScheme:  # TRANSITION: removed once every family has its schemes
+    def __init__(self, sim):
+        self.sim = sim
+
+    def step(self, t, dt_limit):
+        return self.sim._step(dt_limit)
+
+    def invalidate(self):
+        pass

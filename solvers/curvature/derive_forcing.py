@@ -1,6 +1,6 @@
 """Symbolic derivation of the `eoc-exact` forcing (seed 000, eq. (30); SPEC §1.5). Run once:
 
-    python -m solvers.curvature.derive_forcing      (needs sympy; writes exact_ops.py and exact_ops.cuh)
+    python -m pdestudio.solvers.curvature.derive_forcing      (needs sympy; writes exact_ops.py and exact_ops.cuh)
 
 The continuous right-hand-side operators of SPEC §1.1 are written for a generic graph φ(x, y),
     L_mc[φ] = Q ∇·(∇φ/Q),                 Q = sqrt(1 + |∇φ|²)

@@ -1,6 +1,6 @@
 """Experimental orders of convergence on `eoc-exact` (seed 000, Tables 2–4; SPEC §1.5).
 
-    python -m solvers.curvature.eoc [--model mean-curvature|willmore] [--sizes 16 32 ...]
+    python -m pdestudio.solvers.curvature.eoc [--model mean-curvature|willmore] [--sizes 16 32 ...]
                                     [--dtype float64] [--backend numpy|cupy] [--samples 10]
 
 prints the errors in the discrete space-time norms (31)–(33), sampled at t = kθ, θ = T/M, and
@@ -14,8 +14,7 @@ import time
 
 import numpy as np
 
-import solvers
-
+from pdestudio import solvers
 T_END = 0.1
 
 

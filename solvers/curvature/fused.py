@@ -36,7 +36,7 @@ PERSIST_VARIANTS = {
     False: {"8": (8, 256), "16": (16, 512)},
     True: {"8": (8, 256), "8x2": (8, 512), "16": (16, 512)},
 }
-# measured on the H100 (µs per attempt, `python -m solvers.curvature.timing --parts attempts`):
+# measured on the H100 (µs per attempt, `python -m pdestudio.solvers.curvature.timing --parts attempts`):
 # mean curvature 256² f64: 8 → 19.2, 16 → 19.5 (4 → 21.7, 16×2 threads → 21.4); 1024² f32:
 # 8 → 80.0, 16 → 85.2 (4 → 93.0, 16×2 → 130.0); Willmore 128² f64: 8×2 → 21.8 (8 → 24.8, 16 → 30.0);
 # 256² f64: 8×2 → 28.1, 8 → 28.9, 16 → 30.9 (4 → 32.0, 16×2 → 31.0)

@@ -19,22 +19,22 @@ if has tests; then
     tests/solvers/test_contract.py -k "curvature or willmore" 2>&1 | tail -40 | tee "$out/pytest-gpu.log"
 fi
 if has timing; then
-  timeout ${TIMING_S:-120} python3 -m solvers.curvature.timing --budget ${BUDGET_S:-30} \
+  timeout ${TIMING_S:-120} python3 -m pdestudio.solvers.curvature.timing --budget ${BUDGET_S:-30} \
     --parts ${TIMING_PARTS:-kernels,attempts,t_end} --json "$out/timing.json" 2>&1 | tee "$out/timing.log"
 fi
 if has eoc-mc; then
   for dt in float32 float64; do
-    timeout 60 python3 -m solvers.curvature.eoc --backend cupy --dtype $dt \
+    timeout 60 python3 -m pdestudio.solvers.curvature.eoc --backend cupy --dtype $dt \
       --sizes 16 32 64 128 256 512 1024 2>&1 | tee "$out/eoc-mc-$dt.log"
   done
 fi
 if has bench; then
-  timeout ${BENCH_S:-150} python3 -m app.cli bench mean-curvature --sizes 256 512 1024 \
+  timeout ${BENCH_S:-150} python3 -m pdestudio bench mean-curvature --sizes 256 512 1024 \
     --backends ${BENCH_BACKENDS:-numpy,cupy} --quick --json "$out/bench-mc.json" 2>&1 | tee "$out/bench-mc.log"
-  timeout ${BENCH_S:-150} python3 -m app.cli bench willmore --sizes 128 256 --dtypes float64 \
+  timeout ${BENCH_S:-150} python3 -m pdestudio bench willmore --sizes 128 256 --dtypes float64 \
     --backends ${BENCH_BACKENDS:-numpy,cupy} --quick --json "$out/bench-wm.json" 2>&1 | tee "$out/bench-wm.log"
 fi
 if has eoc-willmore; then
-  timeout ${EOCW_S:-150} python3 -m solvers.curvature.eoc --model willmore --backend cupy \
+  timeout ${EOCW_S:-150} python3 -m pdestudio.solvers.curvature.eoc --model willmore --backend cupy \
     --sizes 16 32 64 128 256 2>&1 | tee "$out/eoc-willmore.log"
 fi

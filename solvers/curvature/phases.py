@@ -1,6 +1,6 @@
 """Where the time of a persistent-kernel attempt goes (needs a CUDA device):
 
-    python -m solvers.curvature.phases [willmore|mean-curvature] [N] [variant] [dtype]
+    python -m pdestudio.solvers.curvature.phases [willmore|mean-curvature] [N] [variant] [dtype]
 
 Compiles curvature_persist.cu with -DPERSIST_PROFILE (thread 0 of blocks 0, grid/2 and grid−1
 stamp %globaltimer at each phase of the first 64 attempts of a launch), runs 80 accepted steps on
@@ -14,8 +14,8 @@ import sys
 
 import numpy as np
 
-import solvers
-from solvers.core import backend
+from pdestudio import solvers
+from pdestudio.solvers.core import backend
 
 from . import fused as fz
 

@@ -1,6 +1,6 @@
 """GPU timings of the curvature flows beyond the generic harness (needs a CUDA device):
 
-    python -m solvers.curvature.timing [--json out.json] [--budget 60]
+    python -m pdestudio.solvers.curvature.timing [--json out.json] [--budget 60]
 
 1. the stage kernels and the single right-hand-side kernel against the device's copy bandwidth
    (compulsory traffic: each array the kernel needs read once, its output written once);
@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-import solvers
-from solvers.bench import copy_bandwidth
+from pdestudio import solvers
+from pdestudio.solvers.bench import copy_bandwidth
 
 from . import fused as fz
 

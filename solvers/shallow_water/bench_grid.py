@@ -3,7 +3,7 @@ kernel ladder (NumPy, CuPy array code, fused one thread per cell + Δt pass, fus
 Δt folded in), the paper's Tables 1–2 problem (circular dam break to t = 1), and the CPU/GPU L1
 differences at t = 1 (seed 002 §6.2).
 
-    python -m solvers.shallow_water.bench_grid [--out DIR] [--budget SECONDS] [--sweep]
+    python -m pdestudio.solvers.shallow_water.bench_grid [--out DIR] [--budget SECONDS] [--sweep]
                                               [--no-ladder]
 
 Full runs to t = 1 are timed for the fused paths; the other rungs time a few steps and scale by
@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-import solvers
-
+from pdestudio import solvers
 MODEL = "shallow-water"
 
 
@@ -134,7 +133,7 @@ def main(argv=None):
                     help="skip the extrapolated rungs (CuPy array, fused-cell, NumPy)")
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
-    from solvers.bench import copy_bandwidth
+    from pdestudio.solvers.bench import copy_bandwidth
     bw = copy_bandwidth()
     import cupy as cp
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"]

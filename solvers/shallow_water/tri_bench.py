@@ -1,7 +1,7 @@
 """Benchmarks of the shallow-water models on triangles, reproducing seed 004's Tables 1–3 and
 seed 002's Tables 3–4 on our GPU:
 
-    python -m solvers.shallow_water.tri_bench [--out DIR] [--budget SECONDS] [--quick]
+    python -m pdestudio.solvers.shallow_water.tri_bench [--out DIR] [--budget SECONDS] [--quick]
 
 Sections in the order they run (each run skipped, and said so, once the time budget is spent):
   B  bump dam break, 1,001,898 triangles, t ∈ [0, 1] (seed 002 Table 3), float32 and float64
@@ -24,8 +24,8 @@ import sys
 import time
 from pathlib import Path
 
-import solvers
-from solvers.core.backend import resolve
+from pdestudio import solvers
+from pdestudio.solvers.core.backend import resolve
 
 from .tri_one_layer import ShallowWaterTriangles
 

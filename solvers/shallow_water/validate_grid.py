@@ -1,6 +1,6 @@
 """Validation tables of the structured shallow-water model (docs/VALIDATION.md), on the CPU:
 
-    python -m solvers.shallow_water.validate_grid
+    python -m pdestudio.solvers.shallow_water.validate_grid
 
 well-balancing and mass over long runs, L1 errors and orders against the exact simple wave
 (smooth) and the Stoker dam break (a strip of the grid), radial symmetry of the circular dam break.
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import solvers
-
+from pdestudio import solvers
 from .exact1d import cell_average, simple_wave, stoker
 
 

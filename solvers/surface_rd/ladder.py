@@ -1,6 +1,6 @@
 """Kernel-ladder benchmark of chemotaxis on surfaces, like the paper's Fig. 11 (seed 001):
 
-    python -m solvers.surface_rd.ladder [--sizes 20000 1000000] [--scenarios rectangle tube]
+    python -m pdestudio.solvers.surface_rd.ladder [--sizes 20000 1000000] [--scenarios rectangle tube]
                                         [--dtypes float32 float64] [--out DIR]
 
 For each mesh (scenario × vertex count) and real type it times one explicit Euler step of every
@@ -110,7 +110,7 @@ def _state_stepper(stepper, u, v, dt):
 
 
 def run_case(cp, scenario: str, vertices: int, dtypes, bw: float, rows: list, quick=False):
-    import solvers
+    from pdestudio import solvers
     from .chemotaxis import chemotaxis_rhs
     from .kernels import RUNGS, FusedStepper
     from .operators import ArrayOperators, SurfaceOperators
@@ -213,7 +213,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="shorter NumPy timing")
     a = ap.parse_args(argv)
     import cupy as cp
-    import solvers
+    from pdestudio import solvers
     ok, why = solvers.gpu_status()
     if not ok:
         print(f"no usable GPU: {why}")

@@ -1,6 +1,6 @@
 """Time per step of classic, classic + CUDA graphs and swept, like the paper's Figs. 7-9.
 
-    python -m solvers.swept.sweep_bench [--out DIR] [--budget SECONDS] [--sizes 11 ... 20 22]
+    python -m pdestudio.solvers.swept.sweep_bench [--out DIR] [--budget SECONDS] [--sizes 11 ... 20 22]
 
 For heat-1d, ks-1d and euler-1d in float64, for 2^11 … 2^22 points and block sizes 32 … 1024,
 it runs each method through the public API (`sim.step(N)`, the finiteness checks of the base class
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-import solvers
-from solvers.core.errors import ParameterError
+from pdestudio import solvers
+from pdestudio.solvers.core.errors import ParameterError
 
 MODELS = ("heat-1d", "ks-1d", "euler-1d")
 METHODS = ("classic", "classic-graph", "swept")

@@ -5,8 +5,8 @@ import pytest
 
 @pytest.fixture
 def fake_models(monkeypatch):
-    import solvers
-    from solvers.core import registry
+    from pdestudio import solvers
+    from pdestudio.solvers.core import registry
 
     from .fakes import FAKES
     solvers.available_models()  # discover the real ones first

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.core.params import Param, Scenario
-from solvers.core.simulation import FieldInfo, Simulation
-from solvers.mesh import Grid2D
+from pdestudio.solvers.core.params import Param, Scenario
+from pdestudio.solvers.core.simulation import FieldInfo, Simulation
+from pdestudio.solvers.mesh import Grid2D
 
 
 class FakeWave2D(Simulation):
@@ -95,14 +95,14 @@ class FakeSurfaceRD(Simulation):
 
     @classmethod
     def _check_params(cls, p):
-        from solvers import ParameterError
+        from pdestudio.solvers import ParameterError
         if p.get("mesh") is not None and not str(p["mesh"]).strip():
             raise ParameterError("parameter 'mesh' is empty")
 
     def _setup(self):
         n = max(4, int(np.sqrt(self.params["vertices"])))
         if self.params["mesh"]:
-            from solvers.mesh.io import read_mesh
+            from pdestudio.solvers.mesh.io import read_mesh
             m = read_mesh(self.params["mesh"])
             pts, cells = np.asarray(m.points, dtype=np.float64), np.asarray(m.cells)
         elif self.scenario_name == "tube":

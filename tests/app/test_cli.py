@@ -6,12 +6,12 @@ import sys
 import numpy as np
 import pytest
 
-import solvers
-from app.cli import main
+from pdestudio import solvers
+from pdestudio.app.cli import main
 
 
 def run_cli(*args):
-    r = subprocess.run([sys.executable, "-m", "app.cli", *args], capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "pdestudio", *args], capture_output=True, text=True,
                        timeout=120)
     return r.returncode, r.stdout, r.stderr
 

@@ -6,20 +6,19 @@ import json
 import numpy as np
 import pytest
 
-import solvers
-
+from pdestudio import solvers
 pytest.importorskip("vispy")
 pytest.importorskip("imageio")
 meshio = pytest.importorskip("meshio")
 
-from app import export  # noqa: E402
-from app.frames import Frame, SimInfo  # noqa: E402
-from app.software import render_software  # noqa: E402
-from app.views.colors import ColorScale  # noqa: E402
+from pdestudio.app import export  # noqa: E402
+from pdestudio.app.frames import Frame, SimInfo  # noqa: E402
+from pdestudio.app.software import render_software  # noqa: E402
+from pdestudio.app.views.colors import ColorScale  # noqa: E402
 
 
 def small(model, **kw):
-    from solvers.core.registry import model_class
+    from pdestudio.solvers.core.registry import model_class
     cls = model_class(model)
     p = dict(getattr(cls, "contract_params", {cls.size_param: 16}))
     p.update(kw)
@@ -82,13 +81,13 @@ def _not_blank(img, colours=20):
 
 RENDER = """
 import sys, numpy as np, imageio.v3 as iio
-from solvers.core import registry
-import solvers
+from pdestudio.solvers.core import registry
+from pdestudio import solvers
 from tests.app.fakes import FAKES
 solvers.available_models()
 for c in FAKES:
     registry._MODELS[c.model] = c
-from app import export
+from pdestudio.app import export
 from tests.app.test_export import small
 out = sys.argv[1]
 for model in ("heat-1d", "fake-wave-2d", "fake-surface-rd"):
@@ -138,7 +137,7 @@ def test_software_fallback_uses_the_viewer_colormap(fake_models, model):
 
 RECORD = """
 import sys
-from app import export
+from pdestudio.app import export
 from tests.app.test_export import small
 out = sys.argv[1]
 for name in ("a", "b"):
@@ -168,7 +167,7 @@ def test_cli_run_exports_every_kind(tmp_path):
     import subprocess
     import sys
     out = tmp_path
-    r = subprocess.run([sys.executable, "-m", "app.cli", "run", "heat-1d", "--set", "nx=128",
+    r = subprocess.run([sys.executable, "-m", "pdestudio", "run", "heat-1d", "--set", "nx=128",
                         "--backend", "numpy", "--steps", "60", "--frame-every", "20",
                         "--export-image", str(out / "i.png"), "--export-video", str(out / "v.gif"),
                         "--export-data", str(out / "d.vtu"), "--quiet"],
@@ -185,8 +184,8 @@ def test_cli_run_exports_every_kind(tmp_path):
 NO_GL = """
 import sys
 sys.modules["vispy"] = None  # no VisPy and hence no OpenGL context at all
-import solvers
-from app import export
+from pdestudio import solvers
+from pdestudio.app import export
 sim = solvers.create("heat-1d", backend="numpy", nx=64)
 print(export.render_image(sim, sys.argv[1]))
 """

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-import solvers
-from app.initial_conditions import apply, evaluate_formula, load_values
+from pdestudio import solvers
+from pdestudio.app.initial_conditions import apply, evaluate_formula, load_values
 
 X = {"x": np.linspace(-1, 1, 5), "y": np.zeros(5)}
 

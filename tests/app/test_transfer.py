@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from app.frames import Frame, Mailbox
-from app.transfer import HostCopier, make_copier
+from pdestudio.app.frames import Frame, Mailbox
+from pdestudio.app.transfer import HostCopier, make_copier
 
 
 def test_mailbox_keeps_only_the_newest_frame_and_counts_drops():
@@ -33,8 +33,8 @@ def test_host_copies_are_snapshots():
 
 
 def test_numpy_backend_never_imports_cupy():
-    code = ("import sys; from app.transfer import make_copier; from app.frames import SimInfo; "
-            "import solvers; s = solvers.create('heat-1d', backend='numpy', nx=16); "
+    code = ("import sys; from pdestudio.app.transfer import make_copier; from pdestudio.app.frames import SimInfo; "
+            "from pdestudio import solvers; s = solvers.create('heat-1d', backend='numpy', nx=16); "
             "c = make_copier(s.backend); c.submit(s._fields(), 0, 0, 0); c.poll(); "
             "SimInfo.of(s); print('cupy' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -68,7 +68,7 @@ def test_pinned_async_copies_are_snapshots_and_slots_rotate():
 
 @pytest.mark.gpu
 def test_pinned_handover_on_a_model():
-    import solvers
+    from pdestudio import solvers
     sim = solvers.create("heat-1d", backend="cupy", nx=4096)
     c = make_copier("cupy")
     c.submit(sim._fields(), sim.t, sim.steps, 0)

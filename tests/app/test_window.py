@@ -12,10 +12,10 @@ pytest.importorskip("pytestqt")
 pytest.importorskip("PySide6")
 pytest.importorskip("vispy")
 
-import solvers  # noqa: E402
-from solvers.core.registry import model_class  # noqa: E402
+from pdestudio import solvers  # noqa: E402
+from pdestudio.solvers.core.registry import model_class  # noqa: E402
 
-from app.window import MainWindow  # noqa: E402
+from pdestudio.app.window import MainWindow  # noqa: E402
 
 WAIT = 20000  # ms
 
@@ -245,20 +245,20 @@ def test_mesh_loading_is_refused_for_models_without_a_mesh(win, qtbot, tmp_path)
 def test_screenshot_from_the_command_line(tmp_path):
     import imageio.v3 as iio
     out = tmp_path / "w.png"
-    r = subprocess.run([sys.executable, "-m", "app.cli", "--model", "heat-1d", "--set", "nx=128",
+    r = subprocess.run([sys.executable, "-m", "pdestudio", "--model", "heat-1d", "--set", "nx=128",
                         "--backend", "numpy", "--run-for", "0.5", "--screenshot", str(out)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     img = iio.imread(out)
     assert img.shape[0] > 400 and img.shape[1] > 800 and img.std() > 10
-    r = subprocess.run([sys.executable, "-m", "app.cli", "--model", "heat-1d", "--set", "nx=-1",
+    r = subprocess.run([sys.executable, "-m", "pdestudio", "--model", "heat-1d", "--set", "nx=-1",
                         "--run-for", "1"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "'nx' = '-1' is out of range" in r.stderr
     assert "Traceback" not in r.stderr
 
 
 def test_sample_image_as_initial_condition(win, qtbot, fake_models):
-    from app.window import SAMPLES
+    from pdestudio.app.window import SAMPLES
     sim = open_model(win, qtbot, "fake-wave-2d")
     frames = win.frames_shown
     win.apply_initial("h", f"{SAMPLES / 'two-bumps.png'}@1,2")

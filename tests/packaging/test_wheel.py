@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import solvers
-
+from pdestudio import solvers
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 

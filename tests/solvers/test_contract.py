@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-import solvers
-from solvers import MeshError, ParameterError, SimulationDiverged
+from pdestudio import solvers
+from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
 MODELS = solvers.available_models()
 

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from solvers.core.errors import NonFiniteStep
-from solvers.core.integrators import (RungeKuttaMerson, forward_euler, midpoint_rk2, ssp_rk3)
+from pdestudio.solvers.core.errors import NonFiniteStep
+from pdestudio.solvers.core.integrators import (RungeKuttaMerson, forward_euler, midpoint_rk2, ssp_rk3)
 
 LAM = np.array([-1.0, -0.5, 0.3])
 

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-import solvers
-from solvers import ParameterError
-from solvers.curvature.eoc import eoc, space_time_errors
-from solvers.curvature.exact import ExactSolution, derivative_table
-from solvers.curvature.operators import mean_curvature_rhs, willmore_rhs
+from pdestudio import solvers
+from pdestudio.solvers import ParameterError
+from pdestudio.solvers.curvature.eoc import eoc, space_time_errors
+from pdestudio.solvers.curvature.exact import ExactSolution, derivative_table
+from pdestudio.solvers.curvature.operators import mean_curvature_rhs, willmore_rhs
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -176,7 +176,7 @@ def test_ny_defaults_to_nx_and_may_differ():
 def test_rational_coefficient_form_equals_the_expanded_operators():
     """ζ = c g: the coefficient fields (what the forcing is evaluated from) reproduce the
     expanded sympy operators at random derivative values and several c."""
-    from solvers.curvature import exact_ops as eo
+    from pdestudio.solvers.curvature import exact_ops as eo
     rng = np.random.default_rng(5)
     q = rng.normal(size=(14, 50))
     B = q[0] ** 2 + q[1] ** 2

@@ -6,8 +6,7 @@ import os
 import numpy as np
 import pytest
 
-import solvers
-
+from pdestudio import solvers
 pytestmark = pytest.mark.gpu
 
 TOL = {"float32": 1e-5, "float64": 1e-12}
@@ -47,7 +46,7 @@ def test_fused_rhs_matches_float64_reference(model, dtype, scenario, boundary):
     ref, gpu = pair(model, dtype, scenario, boundary)
     u = smooth_random(ref.state["phi"].shape, 7)
     if boundary == "neumann":
-        from solvers.curvature.operators import neumann_fill
+        from pdestudio.solvers.curvature.operators import neumann_fill
         neumann_fill(u)
     t = 0.0371
     f_ref = ref.rhs(t, u)
@@ -127,7 +126,7 @@ def test_persistent_kernel_matches_graph_path_and_reference(model, dtype, scenar
     """The cooperative persistent kernel (every variant, and 3 blocks looping over all tiles)
     takes the same accepted/rejected steps as the graph path and the NumPy float64 reference; a
     large first τ forces rejections (the retried attempt reuses f(t, u))."""
-    from solvers.curvature import fused as fz
+    from pdestudio.solvers.curvature import fused as fz
     h = 8 / 70
     t_end = 30 * (0.1 * h * h if model == "mean-curvature" else 0.01 * h**4)
     kw = dict(scenario=scenario, boundary=boundary, nx=70, ny=45, F=0.3, tolerance=1e-6,

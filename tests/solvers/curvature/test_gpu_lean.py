@@ -5,8 +5,7 @@ the NumPy float64 reference (rhs) and through fixed-step RKM runs of the graph p
 import numpy as np
 import pytest
 
-import solvers
-
+from pdestudio import solvers
 from .test_gpu import CASES, SETUPS, TOL, relerr, smooth_random
 
 pytestmark = pytest.mark.gpu
@@ -29,7 +28,7 @@ def lean_grid(willmore: bool, n1: int, n2: int):
 @pytest.mark.parametrize("model,dtype", CASES)
 def test_lean_rhs_on_any_grid_matches_reference(model, dtype, scenario, boundary, shape):
     import cupy as cp
-    from solvers.curvature.operators import neumann_fill
+    from pdestudio.solvers.curvature.operators import neumann_fill
     nx, ny = shape
     if dtype == "float32" and nx * ny > 20000:
         # float32 rounding of φ enters f amplified by 1/h² (~5600 here): beyond the 1e-5-relative

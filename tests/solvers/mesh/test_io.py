@@ -6,8 +6,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solvers import MeshError
-from solvers.mesh import icosphere, read_mesh, tube, validate, write_mesh
+from pdestudio.solvers import MeshError
+from pdestudio.solvers.mesh import icosphere, read_mesh, tube, validate, write_mesh
 
 RES = Path(__file__).resolve().parents[3] / "resources" / "meshes"
 

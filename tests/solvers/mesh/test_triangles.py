@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from solvers import MeshError
-from solvers.mesh import (TriangleMesh, disc, icosphere, inverse, morton_vertices, padded,
+from pdestudio.solvers import MeshError
+from pdestudio.solvers.mesh import (TriangleMesh, disc, icosphere, inverse, morton_vertices, padded,
                           rcm_cells, rcm_vertices, rectangle, shuffled, tube)
 
 

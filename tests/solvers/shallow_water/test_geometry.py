@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-import solvers
-from solvers import ParameterError
-from solvers.shallow_water.model import ShallowWater, ShallowWaterOnTriangles
+from pdestudio import solvers
+from pdestudio.solvers import ParameterError
+from pdestudio.solvers.shallow_water.model import ShallowWater, ShallowWaterOnTriangles
 
 
 def test_scenarios_pick_their_geometry():
@@ -60,8 +60,8 @@ def test_checkpoint_of_a_triangle_run_continues_identically(tmp_path):
 
 
 def test_a_mesh_file_selects_triangles(tmp_path):
-    from solvers.mesh.io import write_mesh
-    from solvers.mesh.square import square_mesh
+    from pdestudio.solvers.mesh.io import write_mesh
+    from pdestudio.solvers.mesh.square import square_mesh
     mesh = square_mesh(300, seed=1)
     path = tmp_path / "square.vtu"
     write_mesh(path, mesh)

@@ -4,10 +4,10 @@ input; on the GPU, the fused and array paths against the NumPy float64 reference
 import numpy as np
 import pytest
 
-import solvers
-from solvers import ParameterError
+from pdestudio import solvers
+from pdestudio.solvers import ParameterError
 
-from solvers.shallow_water.exact1d import cell_average, simple_wave, stoker
+from pdestudio.solvers.shallow_water.exact1d import cell_average, simple_wave, stoker
 
 
 def make(**kw):
@@ -152,7 +152,7 @@ def test_bad_input_is_refused_and_state_kept():
 
 
 def test_negative_initial_depth_is_refused_at_set_up(monkeypatch):
-    from solvers.shallow_water import model, scenarios
+    from pdestudio.solvers.shallow_water import model, scenarios
     monkeypatch.setitem(model.INITIAL, "lake-at-rest",
                         lambda x, y: (np.full(np.broadcast(x, y).shape, -2.0),
                                       scenarios.lake_at_rest(x, y)[1]))
@@ -242,7 +242,7 @@ def test_gpu_free_run_follows_the_same_cfl_steps(order, dtype):
 def test_gpu_tuning_knobs_keep_the_results(order, tuning, rows, dtype):
     """The fused kernels compiled with the benchmark sweep's other knobs (and the strip kernel
     with other band heights) still follow the float64 reference, free-running (CFL steps)."""
-    from solvers.shallow_water.grid_fused import GridFusedSolver
+    from pdestudio.solvers.shallow_water.grid_fused import GridFusedSolver
     ref, gpu = _pair(order, dtype, "fused")
     old = gpu._solver
     gpu._solver = GridFusedSolver(dtype=dtype, shape=gpu.mesh.shape, g=old.g, dx=old.dx,

@@ -3,12 +3,12 @@ symmetry, renumbering invariance, scheme agreement under refinement, bad input."
 import numpy as np
 import pytest
 
-import solvers
-from solvers import MeshError, ParameterError
-from solvers.mesh.square import min_angle_degrees, square_mesh
-from solvers.shallow_water import tri_flux
-from solvers.shallow_water.tri_one_layer import ShallowWaterTriangles, lake_bathymetry
-from solvers.shallow_water.tri_renumber import bandwidth, cell_order
+from pdestudio import solvers
+from pdestudio.solvers import MeshError, ParameterError
+from pdestudio.solvers.mesh.square import min_angle_degrees, square_mesh
+from pdestudio.solvers.shallow_water import tri_flux
+from pdestudio.solvers.shallow_water.tri_one_layer import ShallowWaterTriangles, lake_bathymetry
+from pdestudio.solvers.shallow_water.tri_renumber import bandwidth, cell_order
 
 SCHEMES = tri_flux.SCHEMES
 
@@ -139,7 +139,7 @@ def test_schemes_agree_as_the_mesh_is_refined(layers):
 def test_cell_fused_assembly_equals_edge_assembly(layers, scheme):
     """What the cell-fused GPU kernel computes (each cell: its three edges as the left cell,
     outward normals, from tri_fv.cell_tables) equals the edge assembly to round-off."""
-    from solvers.shallow_water.tri_fv import cell_tables
+    from pdestudio.solvers.shallow_water.tri_fv import cell_tables
     if layers == 1:
         s = one(cells=600, scheme=scheme)
     else:

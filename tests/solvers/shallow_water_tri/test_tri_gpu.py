@@ -4,9 +4,9 @@ on random, discontinuous data (transonic edges included), a few steps."""
 import numpy as np
 import pytest
 
-import solvers
-from solvers.shallow_water.tri_flux import SCHEMES
-from solvers.shallow_water.tri_one_layer import ShallowWaterTriangles
+from pdestudio import solvers
+from pdestudio.solvers.shallow_water.tri_flux import SCHEMES
+from pdestudio.solvers.shallow_water.tri_one_layer import ShallowWaterTriangles
 
 pytestmark = pytest.mark.gpu
 ASSEMBLIES = ("edge", "atomic", "cell")

@@ -4,9 +4,9 @@ float64 reference on random, non-trivial data (SPEC §6): relative error < 1e-5 
 import numpy as np
 import pytest
 
-import solvers
-from solvers.surface_rd.kernels import RUNGS, FusedStepper
-from solvers.surface_rd.operators import ArrayOperators
+from pdestudio import solvers
+from pdestudio.solvers.surface_rd.kernels import RUNGS, FusedStepper
+from pdestudio.solvers.surface_rd.operators import ArrayOperators
 
 pytestmark = pytest.mark.gpu
 TOL = {"float32": 1e-5, "float64": 1e-12}
@@ -70,11 +70,11 @@ def test_chemotaxis_kernels_match_float64_reference(rung, dtype, scenario):
 
 
 def test_ring_rung_falls_back_to_face_slots_on_flipped_faces(tmp_path):
-    from solvers.mesh import tube, write_mesh
+    from pdestudio.solvers.mesh import tube, write_mesh
     t = tube(2000)
     cells = t.cells.copy()
     cells[::7] = cells[::7][:, [0, 2, 1]]  # inconsistent orientation: no fan order
-    from solvers.mesh import TriangleMesh
+    from pdestudio.solvers.mesh import TriangleMesh
     write_mesh(tmp_path / "flipped.ply", TriangleMesh(t.points, cells))
     sim = solvers.create("chemotaxis", backend="cupy", dtype="float64", scenario="file",
                          mesh=str(tmp_path / "flipped.ply"))

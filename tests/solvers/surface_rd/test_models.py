@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import solvers
-from solvers import MeshError, ParameterError, SimulationDiverged
-from solvers.surface_rd.chemotaxis import turing_threshold
+from pdestudio import solvers
+from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
+from pdestudio.solvers.surface_rd.chemotaxis import turing_threshold
 
 ROOT = Path(__file__).resolve().parents[3]
 SNAKE = ROOT / "resources" / "meshes" / "snake.ply"
@@ -126,7 +126,7 @@ def test_file_scenario_and_mesh_errors(tmp_path):
 
 
 def test_cli_runs_on_a_mesh_file():
-    r = subprocess.run([sys.executable, "-m", "app.cli", "run", "chemotaxis", "--mesh",
+    r = subprocess.run([sys.executable, "-m", "pdestudio", "run", "chemotaxis", "--mesh",
                         str(SNAKE), "--steps", "10", "--backend", "numpy"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert r.returncode == 0, r.stderr

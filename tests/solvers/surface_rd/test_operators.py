@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from solvers.mesh import icosphere, rectangle, tube
-from solvers.surface_rd.operators import ArrayOperators, SurfaceOperators
+from pdestudio.solvers.mesh import icosphere, rectangle, tube
+from pdestudio.solvers.surface_rd.operators import ArrayOperators, SurfaceOperators
 
 
 def test_sphere_laplacian_of_x_is_minus_2x_with_error_falling():

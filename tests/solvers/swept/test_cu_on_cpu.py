@@ -10,8 +10,8 @@ import subprocess
 import numpy as np
 import pytest
 
-import solvers
-from solvers.swept import stencil
+from pdestudio import solvers
+from pdestudio.solvers.swept import stencil
 
 from .test_swept import random_state
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-import solvers
-from solvers.swept.riemann import riemann_exact, star_state
+from pdestudio import solvers
+from pdestudio.solvers.swept.riemann import riemann_exact, star_state
 
 
 def test_exact_riemann_solver_gives_toros_star_state():

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-import solvers
-from solvers.swept.heat import heat_step
+from pdestudio import solvers
+from pdestudio.solvers.swept.heat import heat_step
 
 
 @pytest.mark.parametrize("mode", [1, 3])

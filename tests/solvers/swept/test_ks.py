@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-import solvers
-from solvers.swept.ks import ks_rhs, stable_dt
+from pdestudio import solvers
+from pdestudio.solvers.swept.ks import ks_rhs, stable_dt
 
 
 def test_chaotic_solution_stays_bounded_and_conserves_its_mean():

@@ -8,8 +8,8 @@ reference, and swept agrees with classic to round-off.
 import numpy as np
 import pytest
 
-import solvers
-from solvers.swept import stencil
+from pdestudio import solvers
+from pdestudio.solvers.swept import stencil
 
 MODELS = ["heat-1d", "ks-1d", "euler-1d"]
 
@@ -54,7 +54,7 @@ def test_swept_emulation_equals_classic_bit_for_bit(model, W, nb, cycles):
 def test_emulation_uses_no_value_before_it_is_computed():
     """A NaN planted in the initial state spreads in the swept order exactly as far as the
     domain of dependence allows (2 nodes per tier each way), as in the classic order."""
-    from solvers.swept.ks import ks_tier
+    from pdestudio.solvers.swept.ks import ks_tier
     rng = np.random.default_rng(0)
     U = rng.standard_normal((1, 256))
     tier = ks_tier(1e-3, 0.4)

@@ -1,0 +1,4 @@
+"""`python -m pdestudio ...` is the `pdestudio` command."""
+from pdestudio.app.cli import main
+
+raise SystemExit(main())
