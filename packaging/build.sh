@@ -18,7 +18,7 @@ set +e
 rc=$?
 set -e
 [ "$rc" = 2 ] && grep -q "unknown model" "$tmp/err"
-for m in $("$app" run --help >/dev/null; python3 -c "from pdestudio from pdestudio import solvers; print(' '.join(solvers.available_models()))"); do
+for m in $("$app" run --help >/dev/null; python3 -c "from pdestudio import solvers; print(' '.join(solvers.available_models()))"); do
   "$app" run "$m" --steps 2 --quiet --backend numpy
 done
 if [ -z "${DISPLAY:-}" ] && command -v xvfb-run >/dev/null; then

@@ -26,12 +26,17 @@ def dist(tmp_path_factory):
 def test_wheel_contains_kernels_and_resources(dist):
     wheel = next(dist.glob("pdestudio-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
+    top = {n.split("/")[0] for n in names}
+    assert top == {"pdestudio", f"{wheel.name.split('-')[0]}-{wheel.name.split('-')[1]}.dist-info"}, \
+        f"one top-level package (pdestudio) plus its dist-info: {sorted(top)}"
     for kind in ("*.cu", "*.cuh"):
         for f in ROOT.joinpath("solvers").rglob(kind):
-            assert str(f.relative_to(ROOT)) in names, f
+            assert "pdestudio/" + str(f.relative_to(ROOT)) in names, f
     for f in ROOT.joinpath("resources").rglob("*"):
         if f.is_file():
-            assert str(f.relative_to(ROOT)) in names, f
+            assert "pdestudio/" + str(f.relative_to(ROOT)) in names, f
+    assert not any(n.startswith(("pdestudio/benchmarks", "benchmarks/", "pdestudio/tests"))
+                   for n in names), "measurement scripts and tests stay out of the wheel"
     assert any(n.endswith("entry_points.txt") for n in names)
     sdist = next(dist.glob("pdestudio-*.tar.gz"))
     assert sdist.stat().st_size > 10_000
@@ -44,11 +49,13 @@ def test_installed_wheel_runs_every_model(dist, tmp_path):
     wheel = next(dist.glob("pdestudio-*.whl"))
     subprocess.run([str(py), "-m", "pip", "install", "-q", str(wheel)], check=True, timeout=900,
                    cwd=tmp_path)
-    listed = subprocess.run([str(py), "-c", "import solvers, app.cli; "
+    listed = subprocess.run([str(py), "-c", "from pdestudio import solvers; import pdestudio.app.cli; "
                              "print(' '.join(solvers.available_models())); print(solvers.__file__)"],
                             check=True, capture_output=True, text=True, cwd=tmp_path).stdout.split("\n")
     assert listed[0].split() == solvers.available_models()
     assert str(venv) in listed[1], "the wheel's solvers, not the checkout's"
+    bad = subprocess.run([str(py), "-c", "import solvers"], capture_output=True, cwd=tmp_path)
+    assert bad.returncode != 0, "no top-level 'solvers' package is installed"
     r = subprocess.run([str(exe), "run", "heat-1d", "--steps", "10", "--save", "s.npz"],
                        capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert r.returncode == 0, r.stderr
