@@ -9,7 +9,7 @@ import pytest
 
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
-from pdestudio.solvers.surface_rd.chemotaxis import turing_threshold
+from pdestudio.solvers.surface_rd.reference import turing_threshold
 
 ROOT = Path(__file__).resolve().parents[3]
 SNAKE = ROOT / "resources" / "meshes" / "snake.ply"
@@ -156,3 +156,37 @@ def test_gray_scott_spots_replicate():
     sim.advance(400.0)
     v = sim.fields()["v"]
     assert np.isfinite(v).all() and (v > 0.1).mean() > 3 * covered0
+
+
+def test_batched_run_lands_like_single_steps():
+    """The fused scheme's batched clock (FusedEuler.run), here driving reference steps on the
+    host: the same steps, times and fields, bit for bit, as the base class's step-by-step loop,
+    also where a chunk crosses the landing on t_end."""
+    from pdestudio.solvers.surface_rd.fused import FusedEuler
+    from pdestudio.solvers.surface_rd.reference import ChemotaxisEuler
+
+    class HostBatched(FusedEuler):
+        def __init__(self, sim):  # no device: each step is a reference step
+            self.sim, self.ref, self.runs = sim, ChemotaxisEuler(sim), 0
+
+        def advance(self, dt):
+            self.ref.step(0.0, dt)
+
+        def run(self, count, t, t_end):
+            self.runs += 1
+            return super().run(count, t, t_end)
+
+    kw = dict(backend="numpy", vertices=400)
+    batched, single = solvers.create("chemotaxis", **kw), solvers.create("chemotaxis", **kw)
+    batched.scheme = HostBatched(batched)
+    dt = single.dt
+    for sim in (batched, single):
+        sim.step(5)
+        sim.advance(37.3 * dt)
+        sim.advance(37.3 * dt + 100.5 * dt)
+        sim.advance(200 * dt, max_steps=7)
+    assert batched.scheme.runs > 0
+    assert (batched.t, batched.steps) == (single.t, single.steps)
+    assert batched.steps == 5 + 33 + 101 + 7  # each advance ends on a shortened step
+    for k, v in single.fields().items():
+        np.testing.assert_array_equal(batched.fields()[k], v)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pdestudio.solvers.mesh import icosphere, rectangle, tube
-from pdestudio.solvers.surface_rd.operators import ArrayOperators, SurfaceOperators
+from pdestudio.solvers.surface_rd.reference import ArrayOperators, SurfaceOperators
 
 
 def test_sphere_laplacian_of_x_is_minus_2x_with_error_falling():

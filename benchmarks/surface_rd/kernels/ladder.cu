@@ -1,10 +1,10 @@
-// Chemotaxis on triangulated surfaces (seed 001 eq. (1), SPEC §2): the rungs of the paper's
-// optimisation ladder (Fig. 11), one thread per vertex (or face), templated on the real type T.
+// The rungs of the paper's optimisation ladder (Fig. 11) for chemotaxis on triangulated surfaces
+// (seed 001 eq. (1), SPEC §2) that production does not launch, one thread per vertex (or face),
+// templated on the real type T; the ladder benchmark (benchmarks/surface_rd/ladder.py) loads
+// this file with solvers/surface_rd/kernels on the include path. The `vec` rung (the one
+// production launches) is in solvers/surface_rd/kernels/chemotaxis.cu.
 //
-//   dn/dt = D Lap n - alpha n Lap c - alpha grad n . grad c + s r n (N - n)
-//   dc/dt = Lap c + s (n/(1+n) - c),      explicit Euler with step dt.
-//
-// Rungs (see kernels.py for the tables each one reads):
+// Rungs (see benchmarks/surface_rd/rungs.py for the tables each one reads):
 //   naive_*   the paper's baseline: Laplacian, face gradients, vertex gradients (one species per
 //             launch) and the update: 7 launches a step, CSR tables, intermediates in global memory
 //   fused1_*  the same four kernels for both species at once: 4 launches (paper's Fusion 1)
@@ -14,21 +14,12 @@
 //                   what the paper's Fusion 2-3 with METIS patches and halos achieve); CSR rows
 //   rd_step_padded  the same with column-major padded tables ("device arrays"): entry k of all
 //                   vertices is contiguous, so a warp's loads coalesce
-//   rd_step_vec     padded, the four coefficients of a slot as one vector load (float4 or
-//                   2 x double2; the paper's "vector types")
 //   rd_step_geom    padded vertex-face table; cotangent weights, mixed areas, angles and face
 //                   gradients recomputed from float64 coordinates every step (reads ~half the
 //                   bytes of the precomputed coefficients)
 //   rd_step_ring    the same from the 1-ring in fan order: one index and one gather per
 //                   neighbour instead of two per face
-
-template <typename T>
-__device__ __forceinline__ void rd_rates(T n, T c, T lap_n, T lap_c, T dot, T D, T alpha, T sr,
-                                         T Ncap, T s, T& dn, T& dc)
-{
-    dn = D * lap_n - alpha * n * lap_c - alpha * dot + sr * n * (Ncap - n);
-    dc = lap_c + s * (n / (T(1) + n) - c);
-}
+#include "chemotaxis.cuh"
 
 // ---------------------------------------------------------------- naive (paper's baseline)
 // out_i = sum_k w_k (f_nbr - f_i) over the CSR row of i (Laplace-Beltrami, eq. (2))
@@ -153,30 +144,6 @@ __global__ void fused1_vertex_grad(const T* __restrict__ gfn, const T* __restric
 }
 
 // ---------------------------------------------------------------- one launch a step
-// Accumulate one one-ring slot: f_j - f_i weighted by the Laplacian and gradient coefficients.
-template <typename T>
-struct Ring {
-    T lap_n = 0, lap_c = 0, gnx = 0, gny = 0, gnz = 0, gcx = 0, gcy = 0, gcz = 0;
-    __device__ __forceinline__ void add(T dn, T dc, T l, T gx, T gy, T gz)
-    {
-        lap_n += l * dn; lap_c += l * dc;
-        gnx += gx * dn; gny += gy * dn; gnz += gz * dn;
-        gcx += gx * dc; gcy += gy * dc; gcz += gz * dc;
-    }
-    __device__ __forceinline__ T dot() const { return gnx * gcx + gny * gcy + gnz * gcz; }
-};
-
-template <typename T>
-__device__ __forceinline__ void rd_finish(const Ring<T>& r, T ni, T ci, int i,
-                                          T* __restrict__ n_out, T* __restrict__ c_out,
-                                          T D, T alpha, T sr, T Ncap, T s, T dt)
-{
-    T dn, dc;
-    rd_rates(ni, ci, r.lap_n, r.lap_c, r.dot(), D, alpha, sr, Ncap, s, dn, dc);
-    n_out[i] = ni + dt * dn;
-    c_out[i] = ci + dt * dc;
-}
-
 // CSR rows: coef is (nnz, 4) = (lap, gx, gy, gz) per slot
 template <typename T>
 __global__ void rd_step_csr(const T* __restrict__ fn, const T* __restrict__ fc,
@@ -218,49 +185,6 @@ __global__ void rd_step_padded(const T* __restrict__ fn, const T* __restrict__ f
         const int j = nbr[o];
         r.add(fn[j] - ni, fc[j] - ci, coef[o], coef[plane + o], coef[2 * plane + o],
               coef[3 * plane + o]);
-    }
-    rd_finish(r, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
-}
-
-template <typename T> struct Vec4;
-template <> struct Vec4<float> {
-    static __device__ __forceinline__ void load(const float* p, size_t o, float& a, float& b,
-                                                float& c, float& d)
-    {
-        const float4 q = __ldg(reinterpret_cast<const float4*>(p) + o);
-        a = q.x; b = q.y; c = q.z; d = q.w;
-    }
-};
-template <> struct Vec4<double> {
-    static __device__ __forceinline__ void load(const double* p, size_t o, double& a, double& b,
-                                                double& c, double& d)
-    {
-        const double2 q0 = __ldg(reinterpret_cast<const double2*>(p) + 2 * o);
-        const double2 q1 = __ldg(reinterpret_cast<const double2*>(p) + 2 * o + 1);
-        a = q0.x; b = q0.y; c = q1.x; d = q1.y;
-    }
-};
-
-// column-major padded with interleaved coefficients: coef[4*(k*P + i) + q]
-template <typename T>
-__global__ void rd_step_vec(const T* __restrict__ fn, const T* __restrict__ fc,
-                            T* __restrict__ n_out, T* __restrict__ c_out,
-                            const int* __restrict__ deg, const int* __restrict__ nbr,
-                            const T* __restrict__ coef, const int n, const int P,
-                            const T D, const T alpha, const T sr, const T Ncap, const T s,
-                            const T dt)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const T ni = fn[i], ci = fc[i];
-    const int d = deg[i];
-    Ring<T> r;
-    for (int k = 0; k < d; ++k) {
-        const size_t o = (size_t)k * P + i;
-        const int j = nbr[o];
-        T l, gx, gy, gz;
-        Vec4<T>::load(coef, o, l, gx, gy, gz);
-        r.add(fn[j] - ni, fc[j] - ci, l, gx, gy, gz);
     }
     rd_finish(r, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
 }
@@ -369,30 +293,4 @@ __global__ void rd_step_ring(const T* __restrict__ fn, const T* __restrict__ fc,
         ax = bx; ay = by; az = bz; dna = dnb; dca = dcb;
     }
     geom_finish(r, area, theta_sum, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
-}
-
-// ---------------------------------------------------------------- Gray-Scott (Laplacian only)
-//   du/dt = Du Lap u - u v^2 + F (1 - u),   dv/dt = Dv Lap v + u v^2 - (F + k) v
-template <typename T>
-__global__ void gs_step_padded(const T* __restrict__ fu, const T* __restrict__ fv,
-                               T* __restrict__ u_out, T* __restrict__ v_out,
-                               const int* __restrict__ deg, const int* __restrict__ nbr,
-                               const T* __restrict__ lap, const int n, const int P,
-                               const T Du, const T Dv, const T F, const T kk, const T dt)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const T ui = fu[i], vi = fv[i];
-    const int d = deg[i];
-    T lu = 0, lv = 0;
-    for (int k = 0; k < d; ++k) {
-        const size_t o = (size_t)k * P + i;
-        const int j = nbr[o];
-        const T w = lap[o];
-        lu += w * (fu[j] - ui);
-        lv += w * (fv[j] - vi);
-    }
-    const T uvv = ui * vi * vi;
-    u_out[i] = ui + dt * (Du * lu - uvv + F * (T(1) - ui));
-    v_out[i] = vi + dt * (Dv * lv + uvv - (F + kk) * vi);
 }

@@ -1,4 +1,8 @@
-"""Discrete differential operators on a triangulated surface (seed 001 eqs. (2)–(4), SPEC §2.2),
+"""The `xp` numerics of the surface reaction–diffusion models: the float64 reference, the CPU
+backend and the GPU `array` path (the paper's naive baseline: Laplacians, face gradients, vertex
+gradients, then the update), and the stability bounds the time-step guard uses.
+
+Discrete differential operators on a triangulated surface (seed 001 eqs. (2)–(4), SPEC §2.2),
 built once in float64 from a `TriangleMesh` as sparse matrices:
 
     L  (N × N)   cotangent Laplace–Beltrami with Meyer's mixed areas (paper's eq. (2)):
@@ -9,11 +13,24 @@ built once in float64 from a `TriangleMesh` as sparse matrices:
     W  (N × M)   vertex gradients (eq. (4)): the mean of the incident face gradients weighted by
                  the incident angles θ, normalised per vertex.
 
-Applied as array code (`xp` = NumPy or CuPy, sparse products), these are the float64 reference,
-the CPU backend and the GPU `array` path (the paper's naive baseline: Laplacian, face gradients,
-vertex gradients, update). The fused kernels use the same operators folded into one-ring stencils
-(`stencil`): since ∇f_i = Σ_T w_iT ∇f(T) is linear in f and vanishes for constants,
-∇f_i = Σ_{j ∈ 1-ring(i)} G_ij (f_j − f_i) with G = W·F, so a whole step needs only the 1-ring.
+Applied as array code (`xp` = NumPy or CuPy, sparse products) by the explicit-Euler schemes
+`ChemotaxisEuler` and `GrayScottEuler`. The fused kernels use the same operators folded into
+one-ring stencils (`stencil`): since ∇f_i = Σ_T w_iT ∇f(T) is linear in f and vanishes for
+constants, ∇f_i = Σ_{j ∈ 1-ring(i)} G_ij (f_j − f_i) with G = W·F, so a whole step needs only the
+1-ring.
+
+Stability bound of chemotaxis (derived here). About the uniform state (N, N/(1+N)), a Laplacian
+eigenmode with eigenvalue −λ evolves by the Jacobian J(λ) = [[−Dλ − srN, αNλ], [s/(1+N)², −λ − s]].
+Explicit Euler needs |1 + δt μ| ≤ 1 for every eigenvalue μ of J(λ) with Re μ < 0, i.e.
+δt ≤ min −2 Re μ/|μ|² over λ in [0, λ_max] (`linear_euler_bound`), λ_max bounded by Gershgorin
+(largest absolute row sum of L). On fine meshes this tends to 2 / max(λ_max + s, Dλ_max + srN)
+(the off-diagonal coupling is O(1) against diagonals O(λ) apart); on coarse ones the coupling
+lowers it. A larger δt is refused. Turing threshold: det J(λ) < 0 for some λ > 0 iff
+αN/(1+N)² > D + rN + 2√(D r N).
+
+Stability bound of Gray–Scott: the diffusion modes need δt·max(Du, Dv)·λ_max ≤ 2 and the reaction
+Jacobian [[−v² − F, −2uv], [v², 2uv − F − k]] has Gershgorin radius ≤ 3 + F + k for u, v in
+[0, 1], so δt ≤ 2 / (max(Du, Dv) λ_max + 3 + F + k).
 """
 from __future__ import annotations
 
@@ -23,6 +40,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from ..core.scheme import SchemeBase
 from ..mesh.triangles import TriangleMesh
 
 
@@ -145,3 +163,94 @@ class ArrayOperators:
         gf = self.F @ f  # (3M, ...)
         gf = gf.reshape((3, self.m) + f.shape[1:])
         return self.xp.stack([self.W @ gf[d] for d in range(3)], axis=1)
+
+
+# ---- linearisation and stability bounds ------------------------------------------------------
+def linear_euler_bound(jacobian, lam_max: float, samples: int = 4001) -> float:
+    """The largest δt for which explicit Euler damps every decaying mode of a linearised
+    two-species system: a Laplacian eigenmode with eigenvalue −λ, λ in [0, λ_max], evolves by
+    the 2×2 matrix `jacobian(λ)` (shape (len(λ), 2, 2)); an eigenvalue μ with Re μ < 0 needs
+    |1 + δt μ| ≤ 1, i.e. δt ≤ −2 Re μ / |μ|². Growing modes (Re μ ≥ 0, the Turing band) grow in
+    the PDE too and set no limit."""
+    lam = np.linspace(0.0, lam_max, samples)
+    mu = np.linalg.eigvals(jacobian(lam))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        b = np.where(mu.real < 0, -2 * mu.real / np.abs(mu) ** 2, np.inf)
+    return float(b.min())
+
+
+def chemotaxis_jacobian(p, lam: np.ndarray) -> np.ndarray:
+    """J(λ) of chemotaxis linearised about the uniform state (module docstring)."""
+    D, a, s, r, N = (p[k] for k in ("D", "alpha", "s", "r", "N"))
+    J = np.empty((len(lam), 2, 2))
+    J[:, 0, 0], J[:, 0, 1] = -D * lam - s * r * N, a * N * lam
+    J[:, 1, 0], J[:, 1, 1] = s / (1 + N) ** 2, -lam - s
+    return J
+
+
+def turing_threshold(D: float, r: float, N: float) -> float:
+    """The α above which the uniform state of chemotaxis is unstable (module docstring)."""
+    return (1 + N) ** 2 / N * (D + r * N + 2 * np.sqrt(D * r * N))
+
+
+# ---- rates and the explicit-Euler schemes ----------------------------------------------------
+def chemotaxis_rhs(n, c, ops, p, xp):
+    """(∂n/∂t, ∂c/∂t) of chemotaxis (seed 001 eq. (1)) as array code."""
+    nc = xp.stack([n, c], axis=1)
+    lap = ops.laplacian(nc)  # (N, 2)
+    grad = ops.vertex_gradient(nc)  # (N, 3, 2)
+    dot = (grad[:, :, 0] * grad[:, :, 1]).sum(axis=1)
+    lap_n, lap_c = lap[:, 0], lap[:, 1]
+    D, a, s, r, N = (p[k] for k in ("D", "alpha", "s", "r", "N"))
+    dn = D * lap_n - a * n * lap_c - a * dot + (s * r) * n * (N - n)
+    dc = lap_c + s * (n / (1 + n) - c)
+    return dn, dc
+
+
+def gray_scott_rhs(u, v, ops, p, xp):
+    """(∂u/∂t, ∂v/∂t) of Gray–Scott as array code."""
+    lap = ops.laplacian(xp.stack([u, v], axis=1))
+    uvv = u * v * v
+    du = p["Du"] * lap[:, 0] - uvv + p["F"] * (1 - u)
+    dv = p["Dv"] * lap[:, 1] + uvv - (p["F"] + p["k"]) * v
+    return du, dv
+
+
+class EulerReference(SchemeBase):
+    """One explicit Euler step of the fixed δt `sim.dt` (shortened to dt_limit) with the rates
+    of `rhs` on the operators of `sim.ops` in the simulation's backend and real type. A subclass
+    sets `rhs` and `stability_bound(params, lambda_max) -> (δt bound, formula for messages)`."""
+
+    rhs = None
+
+    def __init__(self, sim):
+        super().__init__(sim)
+        self.ops = ArrayOperators(sim.ops, sim.xp, sim.real)
+
+    def step(self, t, dt_limit):
+        sim = self.sim
+        dt = sim.dt if dt_limit is None else min(sim.dt, dt_limit)
+        a, b = sim.species
+        u, v = sim.state[a], sim.state[b]
+        du, dv = self.rhs(u, v, self.ops, sim.params, sim.xp)
+        sim.state[a] = u + sim.real(dt) * du
+        sim.state[b] = v + sim.real(dt) * dv
+        return dt
+
+
+class ChemotaxisEuler(EulerReference):
+    rhs = staticmethod(chemotaxis_rhs)
+
+    @staticmethod
+    def stability_bound(p, lam_max: float) -> tuple[float, str]:
+        return (linear_euler_bound(lambda lam: chemotaxis_jacobian(p, lam), lam_max),
+                "min −2Re μ/|μ|² over the eigenvalues μ of the linearisation J(λ), λ ≤ λ_max")
+
+
+class GrayScottEuler(EulerReference):
+    rhs = staticmethod(gray_scott_rhs)
+
+    @staticmethod
+    def stability_bound(p, lam_max: float) -> tuple[float, str]:
+        bound = 2.0 / (max(p["Du"], p["Dv"]) * lam_max + 3 + p["F"] + p["k"])
+        return bound, "2/(max(Du, Dv)·λ_max + 3 + F + k)"

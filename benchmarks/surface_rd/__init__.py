@@ -1,0 +1,1 @@
+"""Benchmarks of the surface reaction–diffusion family: the chemotaxis kernel ladder."""

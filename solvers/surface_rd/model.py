@@ -1,0 +1,209 @@
+"""The two-species reaction–diffusion models on triangulated surfaces (seed 001, SPEC §2):
+parameters, scenarios, fields and the registered classes. The numerics live in reference.py (the
+operators, the explicit-Euler `xp` scheme, the stability bounds) and fused.py (the CUDA scheme).
+
+A `SurfaceRD` model builds its mesh from the scenario (`rectangle`, `tube`, or `file` with the
+`mesh` parameter; scenarios.py), renumbers the vertices for memory locality (`renumber`, RCM by
+default; fields are always returned in the mesh's own numbering), builds the float64 operators,
+fixes the explicit Euler step δt (SPEC §2.3) and refuses one above the model's stability bound.
+`dt` (the step in use), `dt_max` (the bound), `dx` (the mean edge length), `imesh` (the
+renumbered mesh) and `ops` (its float64 operators) are public attributes; the schemes read them.
+
+chemotaxis: Murray & Myerscough's cell–chemotaxis model of snake-skin pigmentation (seed 001
+eq. (1); SPEC §2.1):
+
+    ∂n/∂t = D Δn − α n Δc − α ∇n·∇c + s r n (N − n)
+    ∂c/∂t = Δc + s ( n/(1+n) − c )
+
+n = `cells` (cell density f_n), c = `chemo` (chemoattractant f_c), zero flux on open boundaries
+(built into the cotangent operator), explicit Euler with fixed δt = C·dx². The stability bound and
+the Turing threshold come from the linearisation about the uniform state (reference.py): with the
+paper's D, r, s, N the threshold is α > 12.023, so the paper's α = 12.02 sits on it (the uniform
+state is neutrally stable and perturbations decay). The default here is α = 13 (growth rate
+≈ 0.108·s at wavelength ≈ 3.8/√s; the spots need ≳ 12 mesh points per wavelength, e.g. the default
+20,000-vertex rectangle); the paper's value is one `--set alpha=12.02` away.
+
+gray-scott: the Gray–Scott system on the same operators (an extra of SPEC §2):
+
+    ∂u/∂t = Du Δu − u v² + F (1 − u)
+    ∂v/∂t = Dv Δv + u v² − (F + k) v
+
+explicit Euler with δt = C·dx² below the bound 2 / (max(Du, Dv) λ_max + 3 + F + k).
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..core.errors import ParameterError
+from ..core.params import SEED, Param, Scenario
+from ..core.registry import register
+from ..core.simulation import FieldInfo, Simulation
+from ..mesh.renumber import inverse, vertex_order
+from . import scenarios
+from .fused import FusedChemotaxis, FusedGrayScott
+from .reference import ChemotaxisEuler, GrayScottEuler, SurfaceOperators
+
+SCENARIOS = (
+    Scenario("rectangle", "A regular triangulated rectangle 32 × 16 (square cells cut by one "
+             "diagonal), as the paper's test meshes R1/R2; zero-flux boundary."),
+    Scenario("tube", "A long curved open tube standing for the paper's snake Kaa: 60 long, "
+             "radius up to 2, tapered, irregular valence (4–8); zero-flux at the ends.",
+             {"vertices": 48_000}),
+    Scenario("file", "Any triangulated surface meshio reads (OBJ, PLY, STL, OFF, VTK/VTU, Gmsh): "
+             "give its path as the `mesh` parameter (--mesh FILE)."),
+)
+
+MESH_PARAMS = (
+    Param("vertices", "int", 20_000, "Target number of vertices of the generated mesh "
+          "(rectangle, tube; ignored for a mesh file).", lo=64, hi=2**26),
+    Param("mesh", "str", None, "Path of a surface mesh file (scenario 'file').", nullable=True),
+    Param("renumber", "str", "rcm", "Vertex order in memory: reverse Cuthill–McKee, Morton "
+          "(Z-order) or as given. Fields are returned in the mesh's own numbering.",
+          choices=("rcm", "morton", "none")),
+)
+
+STEP_PARAMS = (
+    Param("C", "float", None, "Step factor: δt = C·dx², dx the mean edge length. Empty: half "
+          "the stability bound.", lo=0, lo_open=True, nullable=True),
+    Param("dt", "float", None, "Fixed time step δt (instead of C); must not exceed the "
+          "stability bound.", lo=0, lo_open=True, nullable=True),
+)
+
+
+class SurfaceRD(Simulation):
+    """A subclass declares `species` (the two state names), its parameters and fields, its
+    `initial_condition(mesh, params, rng)` (scenarios.py) and its two schemes; the reference
+    scheme class provides `stability_bound(params, lambda_max)`."""
+
+    species: ClassVar[tuple[str, str]] = ("u", "v")
+    scenarios = SCENARIOS
+    size_param = "vertices"
+    bench_sizes = (20_000, 1_000_000)
+    contract_params = {"vertices": 300}
+    default_field: ClassVar[str | None] = None
+    initial_condition: ClassVar[Any] = None
+
+    # ---- set-up -------------------------------------------------------------------------
+    @classmethod
+    def _check_params(cls, p: dict) -> None:
+        if p["C"] is not None and p["dt"] is not None:
+            raise ParameterError(f"{cls.model}: parameters 'C' = {p['C']} and 'dt' = {p['dt']} "
+                                 "are both given; allowed: at most one of them")
+
+    def _setup(self) -> None:
+        p = self.params
+        mesh = scenarios.build_mesh(self.model, self.scenario_name, p)
+        self.mesh = mesh  # public, in the mesh's own numbering
+        order = vertex_order(mesh, p["renumber"])
+        self._order = order
+        self._inverse = None if order is None else inverse(order)
+        self.imesh = mesh if order is None else mesh.permuted(vertex_order=order)
+        self.ops = SurfaceOperators(self.imesh)
+        self.dx = self.imesh.mean_edge_length
+        self.dt_max, formula = self.reference_scheme.stability_bound(p, self.ops.lambda_max)
+        self.dt = self._choose_dt(formula)
+        u0, v0 = self.initial_condition(mesh, p, np.random.default_rng(p["seed"]))
+        xp = self.xp
+        a, b = self.species
+        self.state[a] = xp.asarray(self._internal(u0), dtype=self.dtype)
+        self.state[b] = xp.asarray(self._internal(v0), dtype=self.dtype)
+
+    def _choose_dt(self, formula: str) -> float:
+        p, bound = self.params, self.dt_max
+        c_max = bound / self.dx**2
+        if p["dt"] is not None:
+            dt, name, val = p["dt"], "dt", p["dt"]
+        elif p["C"] is not None:
+            dt, name, val = p["C"] * self.dx**2, "C", p["C"]
+        else:
+            return 0.5 * bound
+        if dt > bound:
+            allowed = (f"dt <= {bound:.6g}" if name == "dt" else f"C <= {c_max:.6g}")
+            raise ParameterError(
+                f"{self.model}: parameter '{name}' = {val:g} gives δt = {dt:.6g} above the "
+                f"explicit-Euler stability bound {bound:.6g} = {formula} on this mesh "
+                f"(dx = {self.dx:.4g}, λ_max = {self.ops.lambda_max:.6g}); allowed: {allowed}")
+        return float(dt)
+
+    # ---- numbering ----------------------------------------------------------------------
+    def _internal(self, a: np.ndarray) -> np.ndarray:
+        return a if self._order is None else a[self._order]
+
+    def _external(self, a):
+        return a if self._inverse is None else a[self._inverse_xp()]
+
+    def _inverse_xp(self):
+        if not hasattr(self, "_inv_dev"):
+            self._inv_dev = self.xp.asarray(self._inverse)
+        return self._inv_dev
+
+    def _fields(self) -> dict:
+        return {k: self._external(v) for k, v in self.state.items()}
+
+    def _set_field(self, name: str, arr: np.ndarray) -> None:
+        self._assign_state(name, self.xp.asarray(self._internal(arr), dtype=self.dtype))
+
+    def work(self):
+        """Vertices updated per step, and the compulsory traffic of a step: both species read
+        and written once, plus the mesh itself read once (one int32 per directed edge of the
+        1-ring and the float64 coordinates)."""
+        n = self.imesh.n_vertices
+        item = np.dtype(self.dtype).itemsize
+        nnz = 2 * self.imesh.n_edges
+        return n, 4 * n * item + 4 * nnz + 24 * n
+
+
+@register
+class Chemotaxis(SurfaceRD):
+    model = "chemotaxis"
+    title = "Chemotaxis on surfaces"
+    description = ("Murray–Myerscough cell–chemotaxis reaction–diffusion on a triangulated "
+                   "surface: cotangent Laplace–Beltrami, face and vertex gradients, explicit "
+                   "Euler (seed 001, Descombes, Dhillon & Zwicker).")
+    species = ("cells", "chemo")
+    parameters = MESH_PARAMS + (
+        Param("D", "float", 0.25, "Cell diffusion rate D.", lo=0, lo_open=True),
+        Param("r", "float", 1.522, "Cell growth rate r.", lo=0),
+        Param("alpha", "float", 13.0, "Chemotactic rate α (the paper's 12.02 sits just below "
+              "the Turing threshold 12.023; above it patterns grow).", lo=0),
+        Param("s", "float", 1.0, "Scale factor s (patterns shrink as 1/√s).", lo=0,
+              lo_open=True),
+        Param("N", "float", 1.0, "Maximum cell density (carrying capacity) N.", lo=0,
+              lo_open=True),
+        Param("perturbation", "float", 0.01, "Relative amplitude of the seeded random "
+              "perturbation of the uniform initial state.", lo=0, hi=1),
+    ) + STEP_PARAMS + (SEED,)
+    field_infos = {
+        "cells": FieldInfo("vertex", "", "cell density f_n", (0.0, 2.0), lo=0.0),
+        "chemo": FieldInfo("vertex", "", "chemoattractant density f_c", (0.0, 1.0), lo=0.0),
+    }
+    default_field = "cells"
+    initial_condition = staticmethod(scenarios.chemotaxis_initial)
+    reference_scheme = ChemotaxisEuler
+    fused_scheme = FusedChemotaxis
+
+
+@register
+class GrayScott(SurfaceRD):
+    model = "gray-scott"
+    title = "Gray–Scott on surfaces"
+    description = ("Gray–Scott reaction–diffusion on a triangulated surface with the cotangent "
+                   "Laplace–Beltrami operator and explicit Euler (same machinery as chemotaxis).")
+    species = ("u", "v")
+    parameters = MESH_PARAMS + (
+        Param("Du", "float", 0.02, "Diffusion rate of u.", lo=0, lo_open=True),
+        Param("Dv", "float", 0.01, "Diffusion rate of v.", lo=0, lo_open=True),
+        Param("F", "float", 0.037, "Feed rate F.", lo=0, hi=1),
+        Param("k", "float", 0.06, "Kill rate k.", lo=0, hi=1),
+        Param("spots", "int", 12, "Number of seeded initial spots of v.", lo=0, hi=10_000),
+    ) + STEP_PARAMS + (SEED,)
+    field_infos = {
+        "u": FieldInfo("vertex", "", "substrate u", (0.0, 1.0), lo=0.0),
+        "v": FieldInfo("vertex", "", "activator v", (0.0, 0.5), lo=0.0),
+    }
+    default_field = "v"
+    initial_condition = staticmethod(scenarios.gray_scott_initial)
+    reference_scheme = GrayScottEuler
+    fused_scheme = FusedGrayScott
