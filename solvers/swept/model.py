@@ -1,40 +1,41 @@
-"""What heat-1d, ks-1d and euler-1d share: the three GPU strategies of seed 003 behind `method`.
+"""heat-1d, ks-1d and euler-1d: one-dimensional explicit PDEs of seed 003 (Magee & Niemeyer,
+SPEC §4), each with classic, classic-graph and swept GPU kernels (`method`, fused.py).
 
-    classic        one kernel launch per sub-step (tier), global memory (the paper's Classic);
-    classic-graph  the same kernels, captured once as a CUDA graph of GRAPH_STEPS steps and
-                   replayed (the fair modern rival: no Python and almost no launch cost per step);
-    swept          the swept time-space decomposition (the paper's Shared variant): a block of
-                   `block` nodes advances its triangle, then diamonds, in shared memory and passes
-                   only its edges through global memory; output exists every steps_per_cycle steps.
+    heat-1d   T_t = α T_xx on a rod with insulated ends: forward Euler, central differences
+              (the paper's eq. (4)), T_i' = Fo (T_{i+1} + T_{i−1}) + (1 − 2 Fo) T_i, Fo ≤ ½, with
+              mirrored ghost nodes T_{−1} = T_1, T_n = T_{n−2} (zero flux, eq. (5)); nodes
+              x_i = i Δx, Δx = L/(nx−1). One tier per step on a three-point stencil.
+    ks-1d     u_t = −(u u_x + u_xx + u_xxxx), periodic: central differences on a five-point
+              stencil (eq. (7)), midpoint RK2 (eqs. (8)–(9)) as two tiers per step. Every term is
+              a difference of fluxes, so the mean is conserved to round-off.
+    euler-1d  Sod's shock tube, Q = (ρ, ρu, E), P = (γ − 1)(E − (ρu)²/(2ρ)) (eq. (13)), on cells
+              of width Δx = 1/nx: second-order finite volumes with a pressure-ratio limiter and a
+              Rusanov flux at the Roe average (eqs. (15)–(21); the extracted eq. (21) has a wrong
+              sign), midpoint RK2 as two tiers, two Dirichlet ghost cells each side holding the
+              tube's end states.
 
-`step(k)` works for any k: whole swept cycles (or graph replays) first, the remainder with classic
-steps. All three compute the same tiers with the same device functions, so they agree to round-off.
-On the NumPy backend and the GPU `array` path, swept runs the array emulation of the swept order
-(`stencil.swept_emulate`) and classic-graph runs classic.
-
-A model subclass sets R, NV, tiers_per_step, bc, CU_FILE, PREFIX and provides
-    _tier_fn(dt) -> tier(par, S, b)   the scheme as xp code,
-    _kernel_args(dt) -> tuple          scalars after (…, n) in the kernels' signatures,
-    _ghosts() -> (left, right) | None  Dirichlet ghost states,
-and keeps its prognostic variables in self._U, an (NV, n) array whose rows are the state arrays.
+The numerics are in reference.py (the tiers as xp code, the schemes) and fused.py with
+kernels/*.cu (the CUDA schemes); the initial conditions in scenarios.py, closed forms in exact.py.
+Each model keeps its prognostic variables in `U`, an (NV, n) array whose rows are the state arrays
+(`state_names`), and a fixed step `dt` (the swept rule needs one Δt for all tiers).
 """
 from __future__ import annotations
 
-import hashlib
-from pathlib import Path
+import math
 from typing import ClassVar
 
 import numpy as np
 
-from ..core.backend import load_kernels
 from ..core.errors import ParameterError
-from ..core.params import Param
-from ..core.simulation import Simulation
-from . import stencil
+from ..core.params import CFL, Param, Scenario
+from ..core.registry import register
+from ..core.simulation import FieldInfo, Simulation
+from ..mesh import Grid1D
+from . import fused, reference, scenarios
+from .reference import pressure
 
 METHODS = ("classic", "classic-graph", "swept")
 BLOCKS = (32, 64, 128, 256, 512, 1024)
-GRAPH_STEPS = 256  # steps captured in one CUDA graph (classic-graph)
 
 METHOD = Param("method", "str", "classic",
                "GPU strategy: classic (one launch per sub-step), classic-graph (the same kernels "
@@ -48,30 +49,16 @@ BLOCK = Param("block", "int", 256,
               choices=BLOCKS)
 
 
-def _include_options() -> tuple[str, ...]:
-    """NVRTC options for the family's .cu files: the include path of swept.cuh and a hash of its
-    text (CuPy's kernel cache keys on the .cu source and the options, not on included headers)."""
-    cuh = Path(__file__).with_name("swept.cuh")
-    digest = hashlib.sha1(cuh.read_bytes()).hexdigest()[:16]
-    return (f"-I{cuh.parent}", f"-DSWEPT_CUH_SHA1=0x{digest}")
-
-
 class SweptSimulation(Simulation):
-    R: ClassVar[int] = 1
-    NV: ClassVar[int] = 1
-    tiers_per_step: ClassVar[int] = 1
-    bc: ClassVar[str] = "mirror"
-    CU_FILE: ClassVar = None
-    PREFIX: ClassVar[str] = ""
-    nvrtc_options: ClassVar[tuple[str, ...]] = ()  # extra compiler options of the model's kernels
-    state_names: ClassVar[tuple[str, ...]] = ()  # the rows of self._U, in order
+    """What the three models share: `method` and `block`, the state as the rows of `U`, the
+    steps of a swept cycle (`cycle_steps`: block / (2R) tiers) and the benchmark settings."""
+
+    state_names: ClassVar[tuple[str, ...]] = ()  # the rows of self.U, in order
     check_interval = 4096
     size_param = "nx"
     bench_sizes = tuple(2**k for k in range(11, 21, 3))
     bench_variants = ({"method": "classic"}, {"method": "classic-graph"}, {"method": "swept"})
-    graph_steps = GRAPH_STEPS  # steps per captured graph (even: heat's ping-pong)
 
-    # ---- parameters -------------------------------------------------------------------------
     @classmethod
     def _check_params(cls, p: dict) -> None:
         if p["method"] == "swept":
@@ -83,173 +70,201 @@ class SweptSimulation(Simulation):
                     f"'block' = {W}: allowed: nx a positive multiple of block (e.g. {near}), or a "
                     f"smaller block, or method 'classic'")
 
-    # ---- set-up -----------------------------------------------------------------------------
-    def _setup_buffers(self) -> None:
-        """Scratch rows and kernels, once self._U (NV, n) exists."""
-        xp = self.xp
-        self._V = xp.empty_like(self._U)  # heat: the other half of the ping-pong; else predictor
-        self._graphs: dict = {}
-        self._E = None
-        self.method = self.params["method"]
-        W = self.params["block"]
-        self.cycle_steps = stencil.steps_per_cycle(W, self.R, self.tiers_per_step)
-        if self.method == "swept":
+    def _start(self, x, U0) -> None:
+        """The common end of _setup: the mesh on the nodes x, the state U0 (NV, n)."""
+        self.mesh = Grid1D(x)
+        self.set_rows(self.xp.asarray(U0, dtype=self.dtype))
+        S = self.reference_scheme
+        self.cycle_steps = reference.steps_per_cycle(self.params["block"], S.R, S.tiers_per_step)
+        if self.params["method"] == "swept":
             self.check_interval = max(self.check_interval, 64 * self.cycle_steps)
-        if self.kernel == "fused":
-            names = [f"{self.PREFIX}_{k}" for k in ("classic", "up", "diamond", "down")]
-            ks = load_kernels(self.CU_FILE, self.dtype, names,
-                              options=_include_options() + self.nvrtc_options)
-            self._k = {k.split("_", 1)[1]: v for k, v in ks.items()}
-            used = ("classic", "up", "diamond", "down") if self.method == "swept" else ("classic",)
-            limit = min(self._k[k].max_threads_per_block for k in used)
-            if W > limit:
-                raise ParameterError(
-                    f"{self.model}: parameter 'block' = {W} exceeds what the {self.dtype} kernels "
-                    f"of this GPU can launch (their registers allow {limit} threads per block); "
-                    f"allowed: one of " + ", ".join(str(b) for b in BLOCKS if b <= limit))
-            if self.method == "swept":
-                shm = self._shared_bytes()
-                if shm > 48 * 1024:
-                    for k in ("up", "diamond", "down"):
-                        self._k[k].max_dynamic_shared_size_bytes = shm
 
-    def _shared_bytes(self) -> int:
-        W = self.params["block"]
-        return 2 * self.NV * (W + 2 * self.R) * np.dtype(self.dtype).itemsize
+    def set_rows(self, U) -> None:
+        """Make U (NV, n) the state: the state arrays become its rows (a ping-pong swap)."""
+        self.U = U
+        for c, name in enumerate(self.state_names):
+            self.state[name] = U[c]
 
-    # ---- hooks for subclasses -----------------------------------------------------------------
-    def _tier_fn(self, dt: float):
-        raise NotImplementedError
+    def work(self):
+        n = self.params["nx"]
+        nv = len(self.state_names)
+        return n, 2 * nv * n * np.dtype(self.dtype).itemsize  # read and write the state once
 
-    def _kernel_args(self, dt: float) -> tuple:
-        raise NotImplementedError
 
-    def _ghosts(self):
-        return None
+@register
+class Heat1D(SweptSimulation):
+    model = "heat-1d"
+    title = "Heat equation (1D)"
+    description = ("T_t = α T_xx on an insulated rod: forward Euler, central differences; "
+                   "classic or swept GPU kernels (seed 003, Magee & Niemeyer).")
+    parameters = (
+        Param("nx", "int", 1024, "Number of grid nodes along the rod.", lo=3, hi=2**28),
+        Param("L", "float", 1.0, "Length of the rod.", unit="m", lo=0, lo_open=True),
+        Param("alpha_heat", "float", 1.0, "Thermal diffusivity α.", unit="m²/s", lo=0,
+              lo_open=True),
+        Param("Fo", "float", 0.45, "Fourier number α Δt / Δx² (explicit stability needs ≤ ½); "
+              "fixes the time step.", lo=0, hi=0.5, lo_open=True, live=True),
+        Param("mode", "int", 1, "Wave number k of the initial cosine mode cos(kπx/L).", lo=0,
+              hi=10**6),
+        Param("amplitude", "float", 1.0, "Amplitude of the initial cosine mode.", unit="K"),
+        Param("T_mean", "float", 0.0, "Mean temperature (conserved with insulated ends).",
+              unit="K"),
+        METHOD,
+        BLOCK,
+    )
+    scenarios = (Scenario("insulated-rod", "A rod with insulated ends; the initial temperature "
+                          "is T_mean + amplitude·cos(kπx/L), which decays exactly as "
+                          "exp(−α(kπ/L)² t)."),)
+    field_infos = {"T": FieldInfo("node", "K", "temperature")}
+    default_field = "T"
+    state_names = ("T",)
+    reference_scheme = reference.HeatScheme
+    fused_scheme = fused.HeatFused
+
+    def _setup(self) -> None:
+        p = self.params
+        x = np.linspace(0.0, p["L"], p["nx"])
+        self.dx = p["L"] / (p["nx"] - 1)
+        T0 = scenarios.cosine_mode(x, p["L"], p["mode"], p["amplitude"], p["T_mean"])
+        self._start(x, T0[None, :])
 
     @property
     def dt(self) -> float:
-        raise NotImplementedError
+        """The fixed step Δt = Fo Δx² / α."""
+        return self.params["Fo"] * self.dx**2 / self.params["alpha_heat"]
 
-    # ---- one classic step -----------------------------------------------------------------------
-    def _step(self, dt_limit):
-        dt = self.dt if dt_limit is None else min(self.dt, dt_limit)
-        self._classic_step(dt)
-        return dt
 
-    def _classic_step(self, dt: float) -> None:
-        if self.kernel == "fused":
-            self._launch_classic(dt)
-        else:
-            U = stencil.classic_steps(self._tier_fn(dt), self.tiers_per_step, self._U, self.R,
-                                      self.bc, self._ghosts(), self.xp)
-            self._U[...] = U
+@register
+class KuramotoSivashinsky1D(SweptSimulation):
+    model = "ks-1d"
+    title = "Kuramoto–Sivashinsky (1D)"
+    description = ("u_t = −(u u_x + u_xx + u_xxxx), periodic: 5-point central differences, "
+                   "midpoint RK2; classic or swept GPU kernels (seed 003).")
+    parameters = (
+        Param("nx", "int", 256, "Number of grid nodes on the periodic domain.", lo=8, hi=2**28),
+        Param("L", "float", 32 * math.pi, "Length of the periodic domain.", lo=0, lo_open=True),
+        Param("dt", "float", None, "Fixed time step; empty: min(¼ of the linear stability "
+              "limit ≈ Δx⁴/8 of midpoint RK2, Δx/20 for the advection of |u| ≲ 4).", lo=0,
+              lo_open=True, nullable=True),
+        Param("amplitude", "float", 1.0, "Amplitude of the initial state "
+              "a·cos(2πx/L)(1 + sin(2πx/L)).", lo=0),
+        METHOD,
+        BLOCK,
+    )
+    scenarios = (Scenario("periodic-chaos", "Spatio-temporal chaos from u0 = cos(x/16)(1 + "
+                          "sin(x/16)) on [0, 32π) (Kassam & Trefethen's set-up)."),)
+    field_infos = {"u": FieldInfo("node", "", "the chaotic field u")}
+    default_field = "u"
+    state_names = ("u",)
+    reference_scheme = reference.KSScheme
+    fused_scheme = fused.KSFused
 
-    def _launch_classic(self, dt: float) -> None:
-        n = self._U.shape[1]
-        W = self.params["block"]
-        grid, k, args = ((n + W - 1) // W,), self._k["classic"], self._kernel_args(dt)
-        N = np.int32(n)
-        if self.tiers_per_step == 1:  # out of place, then swap the rows' roles
-            k(grid, (W,), (self._U, self._U, self._V, N, np.int32(0)) + args)
-            self._swap()
-        else:                          # predictor into V, final in place into U
-            k(grid, (W,), (self._U, self._U, self._V, N, np.int32(1)) + args)
-            k(grid, (W,), (self._V, self._U, self._U, N, np.int32(0)) + args)
+    @classmethod
+    def _check_params(cls, p: dict) -> None:
+        super()._check_params(p)
+        dx = p["L"] / p["nx"]
+        lim = reference.stable_dt(dx)
+        if p["dt"] is not None and p["dt"] > lim:
+            raise ParameterError(f"{cls.model}: parameter 'dt' = {p['dt']:g} exceeds the linear "
+                                 f"stability limit of midpoint RK2 for Δx = {dx:.4g}; allowed: a "
+                                 f"finite number in (0, {lim:.4g}]")
 
-    def _swap(self) -> None:
-        self._U, self._V = self._V, self._U
-        self._bind_state()
+    def _setup(self) -> None:
+        p = self.params
+        self.dx = p["L"] / p["nx"]
+        x = np.arange(p["nx"]) * self.dx
+        self._start(x, scenarios.ks_initial(x, p["L"], p["amplitude"])[None, :])
 
-    def _bind_state(self) -> None:
-        """Point the state arrays at the rows of self._U (after a ping-pong swap)."""
-        for c, name in enumerate(self.state_names):
-            self.state[name] = self._U[c]
+    @property
+    def dt(self) -> float:
+        d = self.params["dt"]
+        return d if d is not None else min(reference.stable_dt(self.dx) / 4, self.dx / 20)
 
-    # ---- many steps: swept cycles or graph replays, classic for the rest ----------------------
-    def _period(self) -> int:
-        if self.method == "swept":
-            return self.cycle_steps
-        if self.method == "classic-graph" and self.kernel == "fused":
-            return self.graph_steps
-        return 0
 
-    def _steps_unchecked(self, count: int, t_end):
-        P = self._period()
-        if not P or count < P:
-            return super()._steps_unchecked(count, t_end)
-        q = self._full_steps(count, t_end)
-        batches = q // P
-        if batches:
-            if self.method == "swept":
-                self._swept_run(batches)
-            else:
-                self._graph_run(batches)
-            # the same float sums as one step at a time (cumsum adds in order)
-            acc = np.full(batches * P + 1, float(self.dt))
-            acc[0] = self.t
-            self.t = float(np.cumsum(acc)[-1])
-            self.steps += batches * P
-        k = batches * P
-        return k + super()._steps_unchecked(count - k, t_end)
+@register
+class Euler1D(SweptSimulation):
+    model = "euler-1d"
+    title = "Euler equations (1D, Sod tube)"
+    description = ("Compressible Euler equations: second-order finite volumes with a pressure-"
+                   "ratio limiter and a Rusanov flux at the Roe average, midpoint RK2, Dirichlet "
+                   "ends; classic or swept GPU kernels (seed 003).")
+    parameters = (
+        Param("nx", "int", 512, "Number of cells in the tube [0, 1].", lo=4, hi=2**27),
+        Param("gamma", "float", 1.4, "Ratio of specific heats γ.", lo=1, lo_open=True, hi=5),
+        Param("rho_left", "float", 1.0, "Density left of the diaphragm (and the left end).",
+              lo=0, lo_open=True),
+        Param("p_left", "float", 1.0, "Pressure left of the diaphragm (and the left end).",
+              lo=0, lo_open=True),
+        Param("u_left", "float", 0.0, "Velocity left of the diaphragm (and the left end)."),
+        Param("rho_right", "float", 0.125, "Density right of the diaphragm (and the right end).",
+              lo=0, lo_open=True),
+        Param("p_right", "float", 0.1, "Pressure right of the diaphragm (and the right end).",
+              lo=0, lo_open=True),
+        Param("u_right", "float", 0.0, "Velocity right of the diaphragm (and the right end)."),
+        Param("x0", "float", 0.5, "Position of the diaphragm.", lo=0, hi=1, lo_open=True,
+              hi_open=True),
+        CFL.with_default(0.4),
+        METHOD,
+        BLOCK,
+    )
+    scenarios = (Scenario("sod", "Sod's shock tube: (ρ, P, u) = (1, 1, 0) | (0.125, 0.1, 0), "
+                          "γ = 1.4; compare with the exact Riemann solution at t = 0.2."),)
+    field_infos = {
+        "rho": FieldInfo("cell", "", "density ρ", lo=0, lo_open=True),
+        "rhou": FieldInfo("cell", "", "momentum ρu"),
+        "E": FieldInfo("cell", "", "total energy per volume ρe", lo=0, lo_open=True),
+        "u": FieldInfo("cell", "", "velocity", settable=False),
+        "p": FieldInfo("cell", "", "pressure P = (γ−1)(E − ρu²/2)", settable=False),
+    }
+    default_field = "rho"
+    state_names = ("rho", "rhou", "E")
+    reference_scheme = reference.EulerScheme
+    fused_scheme = fused.EulerFused
 
-    def _full_steps(self, count: int, t_end) -> int:
-        """How many of the next `count` steps the step-by-step loop would take with the full dt
-        (before a shortened step that lands on t_end)."""
-        if t_end is None:
-            return count
-        t, dt, q = self.t, float(self.dt), 0
-        while q < count:
-            rest = t_end - t
-            if rest <= 1e-13 * max(1.0, abs(t_end)) or dt >= rest * (1 - 1e-12):
-                break
-            t += dt
-            q += 1
-        return q
+    def _setup(self) -> None:
+        p = self.params
+        n = p["nx"]
+        self.dx = 1.0 / n
+        x = (np.arange(n) + 0.5) * self.dx
+        g = p["gamma"]
+        self.left = scenarios.conserved(p["rho_left"], p["u_left"], p["p_left"], g)
+        self.right = scenarios.conserved(p["rho_right"], p["u_right"], p["p_right"], g)
+        Q0 = scenarios.shock_tube(x, p["x0"], self.left, self.right)
+        self._start(x, Q0)
+        self._dt = reference.euler_dt(Q0, g, p["cfl"], self.dx)
 
-    def _swept_run(self, cycles: int) -> None:
-        dt = self.dt
-        if self.kernel != "fused":
-            self._U[...] = stencil.swept_emulate(
-                self._tier_fn(dt), self._U, cycles, self.params["block"], self.R,
-                self.tiers_per_step, self.bc, self._ghosts(), self.xp)
-            return
-        xp = self.xp
-        n = self._U.shape[1]
-        W = self.params["block"]
-        if self._E is None:
-            self._E = (xp.empty((2, self.NV, n), dtype=self.dtype),
-                       xp.empty((2, self.NV, n), dtype=self.dtype))
-        grid, blk, shm = (n // W,), (W,), self._shared_bytes()
-        args, N = self._kernel_args(dt), np.int32(n)
-        src, dst = self._E
-        self._k["up"](grid, blk, (self._U, src, N) + args, shared_mem=shm)
-        for stage in range(1, cycles):
-            shift = np.int32((stage % 2) * (W // 2))
-            self._k["diamond"](grid, blk, (src, dst, N, shift) + args, shared_mem=shm)
-            src, dst = dst, src
-        shift = np.int32((cycles % 2) * (W // 2))
-        self._k["down"](grid, blk, (src, self._U, N, shift) + args, shared_mem=shm)
+    @property
+    def dt(self) -> float:
+        """The step, fixed for the run: cfl Δx / (2 max(|u| + c)) over the state when it was set
+        (the factor 2 covers the faster waves a jump creates: Sod's max |u| + c grows from 1.18
+        to 2.19). It comes from the initial data, and again from the state after set_field or a
+        change of cfl (forget_dt); a checkpoint and the divergence restore bring their own."""
+        if self._dt is None:
+            self._dt = reference.euler_dt(self._be.asnumpy(self.U), self.params["gamma"],
+                                          self.params["cfl"], self.dx)
+        return self._dt
 
-    def _graph_run(self, replays: int) -> None:
-        cp = self.xp
-        dt = float(self.dt)
-        key = (int(self._U.data.ptr), dt, self.graph_steps)
-        graph = self._graphs.get(key)
-        if graph is None:
-            stream = cp.cuda.Stream(non_blocking=True)
-            cp.cuda.get_current_stream().synchronize()
-            with stream:
-                stream.begin_capture()
-                for _ in range(self.graph_steps):  # even: heat's ping-pong ends where it began
-                    self._launch_classic(dt)
-                graph = stream.end_capture()
-            self._graphs[key] = graph
-        stream = cp.cuda.get_current_stream()
-        for _ in range(replays):
-            graph.launch(stream)
+    def forget_dt(self) -> None:
+        """The state or cfl changed from outside: Δt is computed again where it is next needed."""
+        self._dt = None
 
-    # ---- bookkeeping --------------------------------------------------------------------------
-    def work(self):
-        n = self.params["nx"]
-        return n, 2 * self.NV * n * np.dtype(self.dtype).itemsize  # read and write the state once
+    def _aux_state(self) -> dict:
+        return {"dt": self.dt}
+
+    def _set_aux_state(self, aux: dict) -> None:
+        if "dt" in aux:
+            self._dt = float(aux["dt"])
+
+    def _fields(self) -> dict:
+        Q, g = self.U, self.params["gamma"]
+        return {"rho": Q[0], "rhou": Q[1], "E": Q[2], "u": Q[1] / Q[0], "p": pressure(Q, g)}
+
+    def _check_field(self, name: str, values: np.ndarray) -> None:
+        Q = self._be.asnumpy(self.U).astype(np.float64)
+        Q[self.state_names.index(name)] = values
+        P = pressure(Q, self.params["gamma"])
+        if not (P > 0).all():
+            i = int(np.argmin(P))
+            raise ParameterError(
+                f"{self.model}: field '{name}' gives pressure {P[i]:g} in cell {i}; allowed: "
+                "values with P = (γ−1)(E − (ρu)²/(2ρ)) > 0 in every cell")

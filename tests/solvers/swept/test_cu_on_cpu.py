@@ -1,7 +1,7 @@
 """The .cu kernels themselves, compiled for the CPU with g++ (CUDA keywords defined away, a block's
 threads run as OpenMP threads, __syncthreads() as an OpenMP barrier), against the NumPy float64
 reference: the classic kernels and the swept kernels (up-triangle, diamonds, down-triangle, with
-the same launch sequence as solvers/swept/model.py) reproduce NumPy's classic order bit for bit
+the same launch sequence as solvers/swept/fused.py) reproduce NumPy's classic order bit for bit
 when floating-point contraction is off. This checks the kernels' index arithmetic and boundary
 handling on machines without a GPU; the `gpu` tests check them on the device."""
 import shutil
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pdestudio import solvers
-from pdestudio.solvers.swept import stencil
+from pdestudio.solvers.swept import reference
 
 from .test_swept import random_state
 
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
     fclose(f);
     T *u = U.data(), *v = V.data();
     const int cb = (n + W - 1) / W;
-    for (int s = 0; s < steps; ++s) {  // classic, as SweptSimulation._launch_classic
+    for (int s = 0; s < steps; ++s) {  // classic, as fused.SweptFused.classic
         if (tiers == 1) {
             launch(cb, W, false, [&] { PREFIX_classic<T>(u, u, v, n, 0 ARGS); });
             std::swap(u, v);
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
             launch(cb, W, false, [&] { PREFIX_classic<T>(v, u, u, n, 0 ARGS); });
         }
     }
-    if (cycles > 0) {  // swept, as SweptSimulation._swept_run
+    if (cycles > 0) {  // swept, as fused.SweptFused._swept
         T *src = E0.data(), *dst = E1.data();
         launch(n / W, W, true, [&] { PREFIX_up<T>(u, src, n ARGS); });
         for (int st = 1; st < cycles; ++st) {
@@ -106,28 +106,28 @@ def harness(tmp_path_factory):
 
     def get(model):
         if model not in cache:
-            cls = solvers.core.registry.model_class(model)
-            sim = cls(backend="numpy", nx=64)
-            nargs = len(sim._kernel_args(sim.dt))
+            fused = solvers.core.registry.model_class(model).fused_scheme
+            sim = solvers.create(model, backend="numpy", nx=64)
+            nargs = len(sim.scheme.kernel_args(sim.dt))
             args = "".join(f", a[{i}]" for i in range(nargs))
-            src = out / f"{cls.PREFIX}.cpp"
-            src.write_text(SHIM + f'#include "{cls.CU_FILE}"\n'
-                           + MAIN.replace("PREFIX", cls.PREFIX).replace(" ARGS", args))
-            exe = out / cls.PREFIX
+            src = out / f"{fused.PREFIX}.cpp"
+            src.write_text(SHIM + f'#include "{fused.CU_FILE}"\n'
+                           + MAIN.replace("PREFIX", fused.PREFIX).replace(" ARGS", args))
+            exe = out / fused.PREFIX
             subprocess.run([GXX, "-std=c++17", "-O1", "-fopenmp", "-ffp-contract=off",
-                            f"-I{cls.CU_FILE.parent}", "-o", str(exe), str(src)], check=True)
+                            f"-I{fused.CU_FILE.parent}", "-o", str(exe), str(src)], check=True)
             cache[model] = (exe, nargs)
         return cache[model]
     return get
 
 
 def run_harness(exe, sim, steps, cycles, tmp_path):
-    U = np.ascontiguousarray(sim._U, dtype=np.float64)
-    args = np.array(sim._kernel_args(sim.dt), dtype=np.float64)
+    U = np.ascontiguousarray(sim.U, dtype=np.float64)
+    args = np.array(sim.scheme.kernel_args(sim.dt), dtype=np.float64)
     (tmp_path / "in.bin").write_bytes(args.tobytes() + U.tobytes())
     NV, n = U.shape
-    subprocess.run([str(exe), str(NV), str(n), str(sim.params["block"]), str(sim.tiers_per_step),
-                    str(steps), str(cycles), str(len(args)), str(tmp_path / "in.bin"),
+    subprocess.run([str(exe), str(NV), str(n), str(sim.params["block"]),
+                    str(sim.scheme.tiers_per_step), str(steps), str(cycles), str(len(args)), str(tmp_path / "in.bin"),
                     str(tmp_path / "out.bin")], check=True,
                    env={"OMP_WAIT_POLICY": "passive"})
     return np.fromfile(tmp_path / "out.bin").reshape(NV, n)
@@ -139,14 +139,15 @@ def test_cuda_kernels_on_cpu_equal_numpy_bit_for_bit(model, harness, tmp_path):
     W, nb = 32, 3
     sim = solvers.create(model, backend="numpy", nx=W * nb, block=W)
     random_state(sim)
-    P = stencil.steps_per_cycle(W, sim.R, sim.tiers_per_step)
+    sc = sim.scheme  # the reference scheme: its tiers, stencil shape and boundary rule
+    P = sim.cycle_steps
     cycles, steps = 3, 5
-    U0 = sim._U.copy()
+    U0 = sim.U.copy()
     classic = run_harness(exe, sim, steps, 0, tmp_path)          # classic kernels only
     swept = run_harness(exe, sim, 0, cycles, tmp_path)           # swept kernels only
-    ref = stencil.classic_steps(sim._tier_fn(sim.dt), sim.tiers_per_step, U0, sim.R, sim.bc,
-                                sim._ghosts(), np, steps=steps)
+    ref = reference.classic_steps(sc.tier(sim.dt), sc.tiers_per_step, U0, sc.R, sc.bc,
+                                  sc.ghosts(), np, steps=steps)
     np.testing.assert_array_equal(classic, ref)
-    ref = stencil.classic_steps(sim._tier_fn(sim.dt), sim.tiers_per_step, U0, sim.R, sim.bc,
-                                sim._ghosts(), np, steps=cycles * P)
+    ref = reference.classic_steps(sc.tier(sim.dt), sc.tiers_per_step, U0, sc.R, sc.bc,
+                                  sc.ghosts(), np, steps=cycles * P)
     np.testing.assert_array_equal(swept, ref)

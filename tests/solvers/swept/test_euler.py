@@ -1,9 +1,11 @@
-"""euler-1d: Sod's tube against the exact Riemann solution, conservation, positivity guards."""
+"""euler-1d: Sod's tube against the exact Riemann solution, conservation, positivity guards, and
+which events set the fixed Δt."""
 import numpy as np
 import pytest
 
 from pdestudio import solvers
-from pdestudio.solvers.swept.riemann import riemann_exact, star_state
+from pdestudio.solvers.swept.reference import euler_dt
+from pdestudio.solvers.swept.exact import riemann_exact, star_state
 
 
 def test_exact_riemann_solver_gives_toros_star_state():
@@ -56,3 +58,42 @@ def test_field_giving_negative_pressure_is_refused_and_state_kept():
     sim.set_field("E", E)  # still positive pressure: accepted
     for k in ("rho", "rhou"):
         np.testing.assert_array_equal(sim.fields()[k], before[k])
+
+
+def test_time_step_is_fixed_while_running_and_set_only_by_state_or_cfl_from_outside(tmp_path):
+    """Δt comes from the initial data; set_field and a cfl change take it from the state then;
+    a checkpoint and the divergence restore bring back the Δt they were saved with."""
+    sim = solvers.create("euler-1d", backend="numpy", nx=64)
+    dt0 = sim.dt
+    sim.step(20)
+    assert sim.dt == dt0  # fixed during the run, although max |u| + c has grown
+    f = sim.fields()
+    Q = np.stack([f[k] for k in ("rho", "rhou", "E")])
+    assert euler_dt(Q, 1.4, 0.4, 1 / 64) < dt0
+    sim.set_field("rho", f["rho"])
+    assert sim.dt == euler_dt(Q, 1.4, 0.4, 1 / 64)
+    sim.set_param("cfl", 0.2)
+    assert sim.dt == euler_dt(Q, 1.4, 0.2, 1 / 64)
+    sim.step(5)
+    dt1 = sim.dt
+    sim.save(tmp_path / "c.npz")
+    back = solvers.load(tmp_path / "c.npz", backend="numpy")
+    assert back.dt == dt1
+
+    class Poisoned:  # step 28 writes a NaN: the state after step 27 is kept
+        def __init__(self, inner):
+            self.inner = inner
+
+        def step(self, t, dt_limit):
+            dt = self.inner.step(t, dt_limit)
+            if sim.steps == 27:
+                sim.state["rho"][7] = np.nan
+            return dt
+
+        def invalidate(self):
+            self.inner.invalidate()
+
+    sim.scheme = Poisoned(sim.scheme)
+    with pytest.raises(solvers.SimulationDiverged):
+        sim.step(10)
+    assert sim.steps == 27 and sim.dt == dt1

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pdestudio import solvers
-from pdestudio.solvers.swept.ks import ks_rhs, stable_dt
+from pdestudio.solvers.swept.reference import ks_rhs, stable_dt
 
 
 def test_chaotic_solution_stays_bounded_and_conserves_its_mean():

@@ -1,12 +1,13 @@
 """Time per step of classic, classic + CUDA graphs and swept, like the paper's Figs. 7-9.
 
-    python -m pdestudio.solvers.swept.sweep_bench [--out DIR] [--budget SECONDS] [--sizes 11 ... 20 22]
+    python -m benchmarks.swept.sweep_bench [--out DIR] [--budget SECONDS] [--sizes 11 ... 20 22]
 
 For heat-1d, ks-1d and euler-1d in float64, for 2^11 … 2^22 points and block sizes 32 … 1024,
 it runs each method through the public API (`sim.step(N)`, the finiteness checks of the base class
 included) after a warm-up (compilation, graph capture), times N steps (50,000 where the budget
-allows, fewer where a step is slow, always whole swept cycles and graph replays) and keeps the
-best block size per (model, size, method), as the paper does. Writes DIR/sweep.json (every
+allows, fewer where a step is slow, always whole swept cycles and graph replays; wall time with
+the device synchronised, benchmarks/timing.py's cpu_time) and keeps the best block size per
+(model, size, method), as the paper does. Writes DIR/sweep.json (every
 measurement), DIR/sweep.md (the tables) and DIR/sweep_speedup.png (time per step and speed-ups).
 The whole run keeps within --budget seconds: each model gets a share and sizes it cannot reach are
 reported as not measured.
@@ -17,12 +18,14 @@ import argparse
 import json
 import math
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.solvers.core.errors import ParameterError
+
+from ..timing import cpu_time
 
 MODELS = ("heat-1d", "ks-1d", "euler-1d")
 METHODS = ("classic", "classic-graph", "swept")
@@ -32,25 +35,25 @@ TARGET_STEPS = 53248  # ≈ the paper's 50,000, a multiple of every swept cycle 
 UNIT = 1024  # a multiple of every swept cycle (≤ 512 steps) and graph length (256)
 
 
+def _steps(sim, k: int) -> None:
+    """k steps through the public API, then wait for the device."""
+    import cupy as cp
+    sim.step(k)
+    cp.cuda.get_current_stream().synchronize()
+
+
 def measure(model: str, n: int, method: str, block: int, target_s: float):
     """Seconds per step of `model` with nx = n, or None where the configuration is refused."""
     import cupy as cp
     try:
         sim = solvers.create(model, backend="cupy", dtype="float64", nx=n, method=method,
                              block=block)
-    except ParameterError as e:
+    except solvers.ParameterError as e:
         return None, str(e)
-    sim.step(UNIT)  # warm-up: compilation, graph capture, memory pools
-    cp.cuda.get_current_stream().synchronize()
-    t0 = time.perf_counter()
-    sim.step(UNIT)
-    cp.cuda.get_current_stream().synchronize()
-    est = (time.perf_counter() - t0) / UNIT
+    # one warm-up call (compilation, graph capture, memory pools), then one timed call
+    est = cpu_time(partial(_steps, sim, UNIT), repeat=1, warmup=1) / UNIT
     steps = int(min(TARGET_STEPS, max(UNIT, target_s / est)) // UNIT * UNIT)
-    t0 = time.perf_counter()
-    sim.step(steps)
-    cp.cuda.get_current_stream().synchronize()
-    per_step = (time.perf_counter() - t0) / steps
+    per_step = cpu_time(partial(_steps, sim, steps), repeat=1, warmup=0) / steps
     ok = all(np.isfinite(v).all() for v in sim.fields().values())
     del sim
     cp.get_default_memory_pool().free_all_blocks()
