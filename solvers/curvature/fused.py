@@ -27,10 +27,10 @@ import numpy as np
 
 from ..core.backend import load_kernels
 from ..core.errors import SimulationDiverged
-from .operators import neumann_fill
+from .reference import neumann_fill
 
-CU_FILE = Path(__file__).with_name("curvature.cu")
-PERSIST_FILE = Path(__file__).with_name("curvature_persist.cu")
+CU_FILE = Path(__file__).parent / "kernels" / "curvature.cu"
+PERSIST_FILE = Path(__file__).parent / "kernels" / "curvature_persist.cu"
 # the cooperative kernels compiled per flow (willmore?): name suffix -> (tile height TY, threads)
 PERSIST_VARIANTS = {
     False: {"8": (8, 256), "16": (16, 512)},

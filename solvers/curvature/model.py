@@ -23,7 +23,7 @@ from ..core.registry import register
 from ..core.simulation import FieldInfo, Simulation
 from ..mesh import Grid2D
 from .exact import ExactSolution
-from .operators import curvature_terms, mean_curvature_rhs, neumann_fill, willmore_rhs
+from .reference import curvature_terms, mean_curvature_rhs, neumann_fill, willmore_rhs
 
 DOMAINS = {"sine-rings": (-2.0, 2.0), "eoc-exact": (-4.0, 4.0)}
 
