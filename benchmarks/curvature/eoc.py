@@ -1,50 +1,36 @@
 """Experimental orders of convergence on `eoc-exact` (seed 000, Tables 2–4; SPEC §1.5).
 
-    python -m pdestudio.solvers.curvature.eoc [--model mean-curvature|willmore] [--sizes 16 32 ...]
-                                    [--dtype float64] [--backend numpy|cupy] [--samples 10]
+    python -m benchmarks.curvature.eoc [--model mean-curvature|willmore] [--sizes 16 32 ...]
+                                      [--dtype float64] [--backend numpy|cupy] [--samples 10]
 
 prints the errors in the discrete space-time norms (31)–(33), sampled at t = kθ, θ = T/M, and
-EOC = log(Err_h1/Err_h2)/log(h1/h2) (34), as a Markdown table (the rows of docs/VALIDATION.md).
+EOC = log(Err_h1/Err_h2)/log(h1/h2) (34) (exact.space_time_errors, exact.eoc), as a Markdown
+table (the rows of docs/VALIDATION.md) with the run's steps and the seconds spent advancing (the
+error sampling excluded).
 """
 from __future__ import annotations
 
 import argparse
-import math
-import time
-
-import numpy as np
 
 from pdestudio import solvers
-T_END = 0.1
+from pdestudio.solvers.curvature.exact import T_END, eoc, space_time_errors
+
+from ..timing import cpu_time
 
 
-def space_time_errors(model: str, nx: int, *, dtype="float64", backend="numpy", samples=10,
-                      t_end=T_END, **params):
-    """(L1, L2, L∞) errors of φ_h − P_h(ζ) over t = kθ, k = 0..M, and the run's wall time."""
+def timed_errors(model: str, nx: int, *, dtype="float64", backend="numpy", samples=10,
+                 **params):
+    """(L1, L2, L∞) errors of a run on eoc-exact to T, the seconds spent advancing, the steps."""
     sim = solvers.create(model, backend=backend, dtype=dtype, scenario="eoc-exact", nx=nx,
                          **params)
-    h1h2 = sim.h1 * sim.h2
-    theta = t_end / samples
-    l1 = l2 = linf = 0.0
     wall = 0.0
-    for k in range(samples + 1):
-        if k:
-            t0 = time.perf_counter()
-            sim.advance(k * theta)
-            wall += time.perf_counter() - t0
-        e = sim.fields()["phi"].astype(np.float64) - sim.exact_phi()
-        l1 += theta * np.abs(e).sum() * h1h2
-        l2 += theta * (e * e).sum() * h1h2
-        linf = max(linf, float(np.abs(e).max()))
-    return (l1, math.sqrt(l2), linf), wall, sim.steps
 
+    def advance(t):
+        nonlocal wall
+        wall += cpu_time(lambda: sim.advance(t), repeat=1, warmup=0)
 
-def eoc(errors, sizes):
-    """EOC between consecutive grids (34); h ∝ 1/nx."""
-    out = [None]
-    for (e0, e1, n0, n1) in zip(errors[:-1], errors[1:], sizes[:-1], sizes[1:]):
-        out.append(tuple(math.log(a / b) / math.log(n1 / n0) for a, b in zip(e0, e1)))
-    return out
+    errors = space_time_errors(sim, samples, T_END, advance=advance)
+    return errors, wall, sim.steps
 
 
 HEADER = ["| N | L1 error | EOC | L2 error | EOC | L∞ error | EOC | steps | wall s |",
@@ -58,7 +44,7 @@ def table(model, sizes, log=None, **kw):
         log and log(line)
     errs = []
     for n in sizes:
-        e, wall, steps = space_time_errors(model, n, **kw)
+        e, wall, steps = timed_errors(model, n, **kw)
         errs.append(e)
         o = eoc(errs, sizes[:len(errs)])[-1] or (None, None, None)
         cells = []

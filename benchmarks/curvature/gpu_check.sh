@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the curvature family measures on a GPU machine, in one go (logs under OUTDIR):
-#   bash solvers/curvature/gpu_check.sh OUTDIR [parts]
+#   bash benchmarks/curvature/gpu_check.sh OUTDIR [parts]
 # parts (comma list, default all): tests, timing, eoc-mc, bench, eoc-willmore
 set -uo pipefail
 out=${1:?usage: gpu_check.sh OUTDIR [parts]}
@@ -16,15 +16,16 @@ has() { [[ ",$parts," == *",$1,"* ]]; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$out/gpu.txt"
 if has tests; then
   python3 -m pytest -m gpu -q -p no:cacheprovider tests/solvers/curvature \
-    tests/solvers/test_contract.py -k "curvature or willmore" 2>&1 | tail -40 | tee "$out/pytest-gpu.log"
+    tests/solvers/test_contract.py tests/solvers/test_fused_matches_reference.py \
+    -k "curvature or willmore" 2>&1 | tail -40 | tee "$out/pytest-gpu.log"
 fi
 if has timing; then
-  timeout ${TIMING_S:-120} python3 -m pdestudio.solvers.curvature.timing --budget ${BUDGET_S:-30} \
+  timeout ${TIMING_S:-120} python3 -m benchmarks.curvature.timing --budget ${BUDGET_S:-30} \
     --parts ${TIMING_PARTS:-kernels,attempts,t_end} --json "$out/timing.json" 2>&1 | tee "$out/timing.log"
 fi
 if has eoc-mc; then
   for dt in float32 float64; do
-    timeout 60 python3 -m pdestudio.solvers.curvature.eoc --backend cupy --dtype $dt \
+    timeout 60 python3 -m benchmarks.curvature.eoc --backend cupy --dtype $dt \
       --sizes 16 32 64 128 256 512 1024 2>&1 | tee "$out/eoc-mc-$dt.log"
   done
 fi
@@ -35,6 +36,6 @@ if has bench; then
     --backends ${BENCH_BACKENDS:-numpy,cupy} --quick --json "$out/bench-wm.json" 2>&1 | tee "$out/bench-wm.log"
 fi
 if has eoc-willmore; then
-  timeout ${EOCW_S:-150} python3 -m pdestudio.solvers.curvature.eoc --model willmore --backend cupy \
+  timeout ${EOCW_S:-150} python3 -m benchmarks.curvature.eoc --model willmore --backend cupy \
     --sizes 16 32 64 128 256 2>&1 | tee "$out/eoc-willmore.log"
 fi

@@ -1,6 +1,7 @@
 """Symbolic derivation of the `eoc-exact` forcing (seed 000, eq. (30); SPEC §1.5). Run once:
 
-    python -m pdestudio.solvers.curvature.derive_forcing      (needs sympy; writes exact_ops.py and exact_ops.cuh)
+    python -m pdestudio.solvers.curvature.derive_forcing
+        (needs sympy; writes exact_ops.py, the companion of exact.py, and kernels/exact_ops.cuh)
 
 The continuous right-hand-side operators of SPEC §1.1 are written for a generic graph φ(x, y),
     L_mc[φ] = Q ∇·(∇φ/Q),                 Q = sqrt(1 + |∇φ|²)
@@ -186,7 +187,7 @@ def main():
            "__device__ __forceinline__ double sqrt_t(double a) { return sqrt(a); }\n"
            "\n"
            + c1 + "\n")
-    (HERE / "exact_ops.cuh").write_text(cuh)
+    (HERE / "kernels" / "exact_ops.cuh").write_text(cuh)
     print(f"mean_curvature_op: {n1} subexpressions; willmore_op: {n2} subexpressions")
 
 

@@ -11,9 +11,13 @@ L_w[ζ] = (a1 c + a3 c³ + ... + a9 c⁹)/(1 + c²B)⁴, B = |∇g|² (derive_fo
 forms); the coefficient fields are evaluated once in float64, so the forcing at any time costs a few
 operations per node. F = ζ_t − L[ζ] is exact (no numerical differencing) for any r > 0, integer
 n ≥ 1 and σ.
+
+`space_time_errors` and `eoc` measure a run against ζ: the discrete space-time norms (31)–(33) and
+the experimental order of convergence (34) of the paper's Tables 2–4.
 """
 from __future__ import annotations
 
+import math
 from math import comb, cos, pi, sin
 
 import numpy as np
@@ -22,6 +26,7 @@ from .exact_ops import (MC_DEN_POWER, W_DEN_POWER, gauss_derivative_polys,
                         mean_curvature_coefficients, willmore_coefficients)
 
 KMAX = 4
+T_END = 0.1  # the end time of the paper's convergence tables
 
 
 def derivative_table(x, r: float, n: int, sigma: float) -> np.ndarray:
@@ -105,3 +110,29 @@ class ExactSolution:
     def tables(self, dtype):
         """The 1D tables (5, N1+1) and (5, N2+1) the fused kernels evaluate the forcing from."""
         return (self.xp.asarray(self.tx, dtype=dtype), self.xp.asarray(self.ty, dtype=dtype))
+
+
+def space_time_errors(sim, samples: int = 10, t_end: float = T_END, advance=None):
+    """(L1, L2, L∞) errors of φ_h − P_h(ζ) over t = kθ, θ = T/M, k = 0..M (M = `samples`), in the
+    norms (31)–(33), advancing `sim` (an eoc-exact simulation at t = 0) to T = t_end; `advance(t)`
+    (default sim.advance) does the advancing, so that a caller may time it."""
+    advance = advance or sim.advance
+    h1h2 = sim.h1 * sim.h2
+    theta = t_end / samples
+    l1 = l2 = linf = 0.0
+    for k in range(samples + 1):
+        if k:
+            advance(k * theta)
+        e = sim.fields()["phi"].astype(np.float64) - sim.exact_phi()
+        l1 += theta * np.abs(e).sum() * h1h2
+        l2 += theta * (e * e).sum() * h1h2
+        linf = max(linf, float(np.abs(e).max()))
+    return l1, math.sqrt(l2), linf
+
+
+def eoc(errors, sizes):
+    """EOC between consecutive grids (34), h ∝ 1/nx: [None, (EOC_L1, EOC_L2, EOC_L∞), ...]."""
+    out = [None]
+    for (e0, e1, n0, n1) in zip(errors[:-1], errors[1:], sizes[:-1], sizes[1:]):
+        out.append(tuple(math.log(a / b) / math.log(n1 / n0) for a, b in zip(e0, e1)))
+    return out

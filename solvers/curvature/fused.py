@@ -1,91 +1,123 @@
-"""The fused GPU path of the curvature flows: RKM attempts decided on the device.
+"""The fused CUDA scheme of the curvature flows: RKM attempts decided on the device.
 
 Two ways to run them, the same arithmetic:
 
-* `persistent` (default where cooperative launches work): one cooperative kernel per run of steps
-  (curvature_persist.cu). Its blocks own tiles of the grid, separate the five stages of an attempt
-  by grid-wide barriers and all take the same accept/reject decision, so a run of up to
-  `CHECK_INTERVAL` accepted steps is one launch and one read-back.
-* `graph` (curvature.cu): five stage kernels per attempt, described below.
+* `persistent` (default for small grids where cooperative launches work): one cooperative kernel
+  per run of steps (kernels/curvature_persist.cu). Its blocks own tiles of the grid, separate the
+  five stages of an attempt by grid-wide barriers and all take the same accept/reject decision, so
+  a run of up to `CHECK_INTERVAL` accepted steps is one launch and one read-back.
+* `graph` (default for large grids; kernels/curvature.cu): an attempt is five stage kernels (one
+  right-hand-side evaluation each, the stage combination fused into the load); the fifth also
+  forms u_new and the error maximum, and its last block accepts or rejects, updates τ and t and
+  flips the state buffer in a small control block in device memory. The host arms the control
+  block, launches attempts (captured once as a CUDA graph of `GRAPH_ATTEMPTS` attempts and
+  replayed; plain launches where capture is unavailable, or with path="launches") and reads the
+  control block back once per batch: no per-step synchronisation. Attempts after the run's target
+  (step count or end time) exit at once.
 
-In the graph path an attempt is five stage kernels (one right-hand-side evaluation each, the stage combination fused
-into the tile load); the fifth also forms u_new and the error maximum, and its last block accepts or
-rejects, updates τ and t and flips the state buffer in a small control block in device memory. The
-host therefore only arms the control block, launches attempts (captured once as a CUDA graph of
-`GRAPH_ATTEMPTS` attempts and replayed; plain launches where capture is unavailable) and reads the
-control block back once per batch: no per-step synchronisation. Attempts after the run's target
-(step count or end time) exit at once.
+The host keeps time with core/clock.py (arming a run), the device with core's clock.cuh
+(kernels/rkm_control.cuh). `FusedRKM`'s constructor options have the production defaults; tests
+and benchmarks pass others through `sim.scheme = FusedRKM(sim, ...)`: the path, the persistent
+kernel's tile (`variant`, a key of TILES), the launch grids (`grid` of the stage kernels,
+`blocks` of the cooperative kernel), extra compile options (`options`, e.g. -D defines of the
+benchmark variants of curvature.cu), and `profile` (the PERSIST_PROFILE phase stamps).
 """
 from __future__ import annotations
 
 import functools
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 
+from ..core import clock
 from ..core.backend import load_kernels
-from ..core.errors import SimulationDiverged
+from ..core.errors import NonFiniteStep
+from ..core.scheme import SchemeBase
 from .reference import neumann_fill
 
-CU_FILE = Path(__file__).parent / "kernels" / "curvature.cu"
-PERSIST_FILE = Path(__file__).parent / "kernels" / "curvature_persist.cu"
-# the cooperative kernels compiled per flow (willmore?): name suffix -> (tile height TY, threads)
-PERSIST_VARIANTS = {
-    False: {"8": (8, 256), "16": (16, 512)},
-    True: {"8": (8, 256), "8x2": (8, 512), "16": (16, 512)},
+KERNELS = Path(__file__).with_name("kernels")
+CU_FILE = KERNELS / "curvature.cu"
+PERSIST_FILE = KERNELS / "curvature_persist.cu"
+# the tiles of the cooperative kernel per flow (willmore?): name -> (tile height TY of 32 × TY
+# nodes, threads per block, resident blocks per SM asked of the register allocation), compiled
+# as -DPERSIST_TY / -DPERSIST_THREADS / -DPERSIST_MINB. Measured on the H100 (µs per attempt,
+# `python -m benchmarks.curvature.timing --parts attempts`): mean curvature 256² f64: 8 → 19.2,
+# 16 → 19.5 (4 → 21.7, 16×2 threads → 21.4); 1024² f32: 8 → 80.0, 16 → 85.2 (4 → 93.0, 16×2 →
+# 130.0); Willmore 128² f64: 8×2 → 21.8 (8 → 24.8, 16 → 30.0); 256² f64: 8×2 → 28.1, 8 → 28.9,
+# 16 → 30.9 (4 → 32.0, 16×2 → 31.0)
+TILES = {
+    False: {"8": (8, 256, 2), "16": (16, 512, 1)},
+    True: {"8": (8, 256, 2), "8x2": (8, 512, 2), "16": (16, 512, 1)},
 }
-# measured on the H100 (µs per attempt, `python -m pdestudio.solvers.curvature.timing --parts attempts`):
-# mean curvature 256² f64: 8 → 19.2, 16 → 19.5 (4 → 21.7, 16×2 threads → 21.4); 1024² f32:
-# 8 → 80.0, 16 → 85.2 (4 → 93.0, 16×2 → 130.0); Willmore 128² f64: 8×2 → 21.8 (8 → 24.8, 16 → 30.0);
-# 256² f64: 8×2 → 28.1, 8 → 28.9, 16 → 30.9 (4 → 32.0, 16×2 → 31.0)
 DEFAULT_VARIANT = {False: "8", True: "8x2"}
 # the persistent path wins on small grids (latency-bound: no launches, no host round trips) and
 # the lean stage kernels of the graph path on large ones (bandwidth-bound). Crossover measured on
 # the H100 (µs per attempt, persistent vs graph): mean curvature 256² f64 21 vs 35, 512² f32 49 vs
 # 37, 1024² f32 160 vs 82; Willmore 256² 27.5 vs 57, 512² 71 vs 107.
 PERSISTENT_MAX_NODES = {False: 100_000, True: 300_000}
+PATHS = ("persistent", "graph", "launches")
 BX, BY = 32, 8
+BLOCK = (BX, BY)
 GRAPH_ATTEMPTS = 32
 CHECK_INTERVAL = 512  # accepted steps between two finiteness checks of the state (base class)
-# indices into the control arrays (curvature.cu)
+PROF_SHAPE = (3, 64, 48)  # PERSIST_PROFILE stamps: blocks, PROF_ATTEMPTS, PROF_EVENTS
+# indices into the control arrays (kernels/rkm_control.cuh)
 C_T, C_TAU, C_TRY, C_TEND, C_EPS, C_LASTDT = range(6)
 I_ACTIVE, I_STEPS, I_TARGET, I_CUR, I_FAILED, I_REJ, I_REJROW, I_HASEND, I_ATTEMPTS = range(9)
 FLAG_NEUMANN, FLAG_EXACT = 1, 2
 
 
-def kernels(dtype: str) -> dict:
+def lean_rows(willmore: bool, n1: int, n2: int) -> int:
+    """Rows per warp walk of the lean stage kernels (lean_rows of curvature.cu): 32, halved down
+    to 4 while there are fewer than 8192 (strip, segment) work items."""
+    strips = -(-n1 // (28 if willmore else 30))
+    rows = 32
+    while rows > 4 and strips * ((n2 + rows) // rows) < 8192:
+        rows //= 2
+    return rows
+
+
+def lean_grid(willmore: bool, n1: int, n2: int) -> tuple[int, int]:
+    """The grid the lean stage kernels want with blocks of (32, 8): one warp per work item, a strip
+    of 30 (mean curvature) / 28 (Willmore) columns walking a segment of lean_rows rows. Any other
+    grid is correct (the warps deal out the items)."""
+    strips = -(-n1 // (28 if willmore else 30))
+    rows = lean_rows(willmore, n1, n2)
+    return strips, -(-((n2 + rows) // rows) // BY)
+
+
+def stage_kernels(dtype: str, options: tuple[str, ...] = ()) -> dict:
+    """The stage and single right-hand-side kernels of curvature.cu."""
     return load_kernels(CU_FILE, dtype, ["mc_stage", "wm_stage", "mc_rhs", "wm_rhs"],
-                        options=("-I" + str(CU_FILE.parent),))
+                        options=tuple(options))
 
 
-def persistent_kernels(dtype: str, willmore: bool) -> dict:
-    """{TY: (RawKernel, dynamic shared-memory bytes)} of the cooperative kernels (tiles of 32 × TY
-    interior nodes); the shared-memory sizes come from the kernel file itself (persist_smem)."""
+def persistent_kernel(dtype: str, willmore: bool, variant: str, options: tuple[str, ...] = (),
+                      profile: bool = False):
+    """(RawKernel, dynamic shared-memory bytes, stamp reader or None) of the cooperative kernel
+    with the tile `variant`; the shared-memory size comes from the kernel file (persist_smem)."""
     import cupy as cp
-    return _persistent_kernels(dtype, willmore, cp.cuda.Device().id)
+    return _persistent_kernel(dtype, willmore, variant, tuple(options), profile,
+                              cp.cuda.Device().id)
 
 
 @functools.lru_cache(maxsize=None)
-def _persistent_kernels(dtype: str, willmore: bool, device: int) -> dict:
+def _persistent_kernel(dtype, willmore, variant, options, profile, device):
     import cupy as cp
-    pre = "wm" if willmore else "mc"
-    variants = PERSIST_VARIANTS[willmore]
-    names = {v: f"{pre}_persist{v}" for v in variants}
-    ks = load_kernels(PERSIST_FILE, dtype, list(names.values()) + ["persist_smem"],
-                      options=("-I" + str(CU_FILE.parent),), cooperative=True)
-    sizes = cp.zeros(6, dtype=cp.int32)
+    ty, threads, minb = TILES[willmore][variant]
+    name = "wm_persist" if willmore else "mc_persist"
+    opts = (f"-DPERSIST_TY={ty}", f"-DPERSIST_THREADS={threads}", f"-DPERSIST_MINB={minb}",
+            *options, *(("-DPERSIST_PROFILE",) if profile else ()))
+    names = [name, "persist_smem"] + (["persist_prof"] if profile else [])
+    ks = load_kernels(PERSIST_FILE, dtype, names, options=opts, cooperative=True)
+    sizes = cp.zeros(2, dtype=cp.int32)
     ks["persist_smem"]((1,), (1,), (sizes,))
-    sizes = sizes.get().tolist()
-    out = {}
-    for v, (ty, _) in variants.items():
-        kern = ks[names[v]]
-        nbytes = sizes[(3 if willmore else 0) + {4: 0, 8: 1, 16: 2}[ty]]
-        if nbytes > 48 * 1024:
-            kern.max_dynamic_shared_size_bytes = nbytes
-        out[v] = (kern, nbytes)
-    return out
+    nbytes = int(sizes.get()[1 if willmore else 0])
+    kern = ks[name]
+    if nbytes > 48 * 1024:
+        kern.max_dynamic_shared_size_bytes = nbytes
+    return kern, nbytes, ks.get("persist_prof")
 
 
 def blocks_per_sm(kern, threads: int, props: dict, dynamic_smem: int = 0) -> int:
@@ -99,15 +131,36 @@ def blocks_per_sm(kern, threads: int, props: dict, dynamic_smem: int = 0) -> int
     return max(0, min(by_regs, by_smem, by_threads, props.get("maxBlocksPerMultiProcessor", 32)))
 
 
-class FusedRKM:
-    """Buffers, control block and launches of the fused path of one simulation."""
+class FusedRKM(SchemeBase):
+    """Buffers, control block and launches of the fused path of one simulation.
 
-    def __init__(self, sim):
+    path     None (by size: persistent up to PERSISTENT_MAX_NODES, else graph), "persistent"
+             (the graph path where cooperative launches fail: `persist_error` says why), "graph",
+             or "launches" (the stage kernels launched one by one, no CUDA graph)
+    variant  the persistent kernel's tile, a key of TILES[willmore] (default DEFAULT_VARIANT)
+    grid     the stage kernels' launch grid (default lean_grid)
+    blocks   the cooperative kernel's number of blocks (default: all tiles, at most the resident
+             blocks of the device)
+    options  extra compile options of the kernels (benchmark variants)
+    profile  compile the cooperative kernel with its phase stamps (phase_stamps())
+    """
+
+    def __init__(self, sim, path: str | None = None, variant: str | None = None,
+                 grid: tuple[int, int] | None = None, blocks: int | None = None,
+                 options: tuple[str, ...] = (), profile: bool = False):
         import cupy as cp
+        super().__init__(sim)
         self.cp = cp
-        self.sim = sim
-        self.k = kernels(sim.dtype)
-        self.stage = self.k["wm_stage" if sim.willmore else "mc_stage"]
+        w = sim.willmore
+        if path is not None and path not in PATHS:
+            raise ValueError(f"path {path!r}; allowed: {', '.join(PATHS)}")
+        self.variant = variant or DEFAULT_VARIANT[w]
+        if self.variant not in TILES[w]:
+            raise ValueError(f"variant {self.variant!r}; allowed: {', '.join(TILES[w])}")
+        self.options = tuple(options)
+        self.k = stage_kernels(sim.dtype, self.options)
+        self.stage = self.k["wm_stage" if w else "mc_stage"]
+        self.rhs_kernel = self.k["wm_rhs" if w else "mc_rhs"]
         phi = sim.state["phi"]
         self.u = [phi, cp.empty_like(phi)]
         self.u[1][...] = phi
@@ -117,11 +170,8 @@ class FusedRKM:
         self.err = cp.zeros(1, dtype=cp.uint64)
         self.count = cp.zeros(1, dtype=cp.uint32)
         self.cur = 0
-        self.tau = sim._rkm.tau
-        self.rejected = 0
-        self.attempts = 0
+        self.attempts = 0  # in the last run (sim.rkm.rejected: rejected ones)
         self.last_dt = 0.0
-        real = sim.real
         if sim.exact is not None:
             self.tx, self.ty = sim.exact.tables(sim.dtype)
             self.coef = sim.exact.coef
@@ -129,31 +179,29 @@ class FusedRKM:
             self.tx = self.ty = self.coef = cp.zeros(1, dtype=sim.dtype)
         n2p1, n1p1 = phi.shape
         self.n1, self.n2 = n1p1 - 1, n2p1 - 1
-        self.flags = (FLAG_NEUMANN if sim.neumann else 0) | (FLAG_EXACT if sim.exact is not None
-                                                            else 0)
-        # the lean stage kernels (curvature.cu): one warp per strip of 30 (mean curvature) / 28
-        # (Willmore) columns walking `rows` rows; walks shortened on small grids (lean_rows there)
-        cw = 28 if sim.willmore else 30
-        strips = -(-self.n1 // cw)
-        rows = 32
-        while rows > 4 and strips * ((self.n2 + rows) // rows) < 8192:
-            rows //= 2
-        self.grid = (strips, -(-((self.n2 + rows) // rows) // BY))
-        self.scalars = (np.int32(self.n1), np.int32(self.n2), real(1.0 / sim.h1), real(1.0 / sim.h2),
-                        real(sim.params["F"]), np.int32(self.flags))
+        flags = (FLAG_NEUMANN if sim.neumann else 0) | (FLAG_EXACT if sim.exact is not None else 0)
+        real = sim.real
+        self.scalars = (np.int32(self.n1), np.int32(self.n2), real(1.0 / sim.h1),
+                        real(1.0 / sim.h2), real(sim.params["F"]), np.int32(flags))
+        self.grid = tuple(grid) if grid is not None else lean_grid(w, self.n1, self.n2)
+        # the stage kernels' arguments (fixed pointers: what the CUDA graph captures)
+        self.stage_args = [(np.int32(s), self.u[0], self.u[1], *self.ks, self.tx, self.ty,
+                            self.coef, self.ctl, self.cti, self.err, self.count, *self.scalars)
+                           for s in range(1, 6)]
         self.stream = cp.cuda.Stream(non_blocking=True)
-        self.graph = None
+        self.graph = False if path == "launches" else None
         self.graph_error = None
         self.sync = cp.zeros(4, dtype=cp.uint64)  # persistent path: 3 error slots, barrier count
-        self.persist = None  # (kernel, TY, grid) once set up
+        self.persist = None  # (kernel, threads, blocks) once set up
         self.persist_error = None
+        self._prof = None  # the stamp reader of a profile=True cooperative kernel
         nodes = (self.n1 + 1) * (self.n2 + 1)
-        want = os.environ.get("PDESTUDIO_CURVATURE_PATH") or (
-            "persistent" if nodes <= PERSISTENT_MAX_NODES[sim.willmore] else "graph")
-        self.path = "persistent" if want == "persistent" and self._setup_persistent() else "graph"
+        want = path or ("persistent" if nodes <= PERSISTENT_MAX_NODES[w] else "graph")
+        persistent = want == "persistent" and self._setup_persistent(blocks, profile)
+        self.path = "persistent" if persistent else "graph"
         sim.check_interval = CHECK_INTERVAL
 
-    def _setup_persistent(self, variant: str | None = None) -> bool:
+    def _setup_persistent(self, blocks: int | None, profile: bool) -> bool:
         """Compile the cooperative kernel and size its grid; False (graph path) where the device
         or the driver cannot launch cooperatively."""
         cp = self.cp
@@ -163,15 +211,14 @@ class FusedRKM:
                 raise RuntimeError("the device does not support cooperative launches")
             props = cp.cuda.runtime.getDeviceProperties(dev.id)
             nsm = props["multiProcessorCount"]
-            variant = variant or os.environ.get("PDESTUDIO_CURVATURE_VARIANT") or \
-                DEFAULT_VARIANT[self.sim.willmore]
-            ty, threads = PERSIST_VARIANTS[self.sim.willmore][variant]
-            kern, smem = persistent_kernels(self.sim.dtype, self.sim.willmore)[variant]
+            ty, threads, _ = TILES[self.sim.willmore][self.variant]
+            kern, smem, self._prof = persistent_kernel(self.sim.dtype, self.sim.willmore,
+                                                       self.variant, self.options, profile)
             bps = blocks_per_sm(kern, threads, props, smem)
             if bps < 1:
                 raise RuntimeError("the persistent kernel does not fit on one SM")
             tiles = -(-(self.n1 - 1) // 32) * -(-(self.n2 - 1) // ty)
-            self.persist = (kern, variant, max(1, min(tiles, nsm * bps)))
+            self.persist = (kern, threads, blocks or max(1, min(tiles, nsm * bps)))
             self._smem = smem
             self._nsm = nsm
             return True
@@ -182,11 +229,8 @@ class FusedRKM:
 
     # ---- one attempt, as launches ----------------------------------------------------------
     def _launch_attempt(self):
-        u, ks = self.u, self.ks
-        for s in range(1, 6):
-            self.stage(self.grid, (BX, BY), (np.int32(s), u[0], u[1], *ks, self.tx, self.ty, self.coef,
-                                             self.ctl, self.cti, self.err, self.count,
-                                             *self.scalars))
+        for args in self.stage_args:
+            self.stage(self.grid, BLOCK, args)
 
     def _capture(self):
         """A CUDA graph of GRAPH_ATTEMPTS attempts (kernel arguments are fixed pointers)."""
@@ -223,20 +267,19 @@ class FusedRKM:
         launch was refused and the graph path takes over)."""
         cp = self.cp
         while True:
-            kern, variant, grid = self.persist
-            threads = PERSIST_VARIANTS[self.sim.willmore][variant][1]
+            kern, threads, grid = self.persist
             try:
                 with self.stream:
                     self.sync.fill(0)
-                    kern((grid,), (32, threads // 32), (self.u[0], self.u[1], *self.ks, self.tx, self.ty,
-                                             self.coef, self.ctl, self.cti, self.sync,
-                                             *self.scalars), shared_mem=self._smem)
+                    kern((grid,), (32, threads // 32),
+                         (self.u[0], self.u[1], *self.ks, self.tx, self.ty, self.coef, self.ctl,
+                          self.cti, self.sync, *self.scalars), shared_mem=self._smem)
                 break
             except cp.cuda.driver.CUDADriverError as e:
                 # more blocks than the device holds at once (our occupancy estimate was high):
                 # one block fewer per SM; any other refusal: the graph path from now on
                 if "TOO_LARGE" in str(e) and grid > self._nsm:
-                    self.persist = (kern, variant, grid - self._nsm)
+                    self.persist = (kern, threads, grid - self._nsm)
                     continue
                 self.persist_error = f"{type(e).__name__}: {e}"
                 self.path = "graph"
@@ -244,36 +287,45 @@ class FusedRKM:
                 return None  # run() goes on with graph batches (the control block is armed)
         return self.cti.get(stream=self.stream)
 
-    # ---- a run of accepted steps -----------------------------------------------------------
-    def run(self, count: int, t_end: float | None) -> int:
-        """Advance up to `count` accepted steps (stopping on t_end); returns the number taken and
-        updates sim.t / sim.steps like Simulation._steps_unchecked."""
-        sim, cp = self.sim, self.cp
-        if count <= 0 or (t_end is not None and sim._landed(t_end)):
-            return 0
-        if self.path == "graph" and self.graph is None:
-            self._capture()
+    # ---- the scheme protocol ---------------------------------------------------------------
+    def arm(self, count: int, t: float, t_end: float | None) -> None:
+        """Write the control block of a run of up to `count` accepted steps from t towards t_end
+        (None: no end), on the scheme's stream after the work queued on the current one
+        (set_field, a restore)."""
+        cp = self.cp
+        limit = clock.limit(t, t_end)
         ctl = np.zeros(8)
-        ctl[C_T] = sim.t
-        ctl[C_TAU] = self.tau
-        ctl[C_TRY] = self.tau if t_end is None else min(self.tau, t_end - sim.t)
+        ctl[C_T] = t
+        tau = self.sim.rkm.tau
+        ctl[C_TAU] = tau
+        ctl[C_TRY] = tau if limit is None else min(tau, limit)
         ctl[C_TEND] = 0.0 if t_end is None else t_end
-        ctl[C_EPS] = sim.params["tolerance"]
+        ctl[C_EPS] = self.sim.params["tolerance"]
         cti = np.zeros(16, dtype=np.int32)
         cti[I_ACTIVE] = 1
         cti[I_TARGET] = count
         cti[I_CUR] = self.cur
         cti[I_HASEND] = t_end is not None
-        # order after work on the legacy stream (set_field, restore), then arm the control block
         self.stream.wait_event(cp.cuda.get_current_stream().record())
         with self.stream:
             self.ctl.set(ctl, stream=self.stream)
             self.cti.set(cti, stream=self.stream)
+
+    def run(self, count: int, t: float, t_end: float | None) -> tuple[int, float]:
+        """Up to `count` accepted steps from t without passing t_end: (steps taken, new t).
+        NonFiniteStep where an error estimate is not finite or 200 attempts in a row are
+        rejected (the state stays at the last accepted step)."""
+        if count <= 0 or clock.landed(t, t_end):
+            return 0, t
+        if self.path == "graph" and self.graph is None:
+            self._capture()
+        self.arm(count, t, t_end)
         done = 0
         out = self._launch_persistent() if self.path == "persistent" else None
         if out is not None:
             done = int(out[I_STEPS])
-        attempts_per_step = 1.0 + self.rejected / max(1, self.attempts)
+        rkm = self.sim.rkm
+        attempts_per_step = 1.0 + rkm.rejected / max(1, self.attempts)
         while self.path == "graph":
             need = (count - done) * attempts_per_step
             self._launch_batch(max(1, math.ceil(need / GRAPH_ATTEMPTS)))
@@ -282,35 +334,41 @@ class FusedRKM:
             if not out[I_ACTIVE]:
                 break
         ctl = self.ctl.get(stream=self.stream)
-        self.rejected = int(out[I_REJ])
+        rkm.rejected = int(out[I_REJ])
         self.attempts = int(out[I_ATTEMPTS])
         self.cur = int(out[I_CUR])
-        self.tau = float(ctl[C_TAU])
+        rkm.tau = float(ctl[C_TAU])
         self.last_dt = float(ctl[C_LASTDT])
-        sim.state["phi"] = self.u[self.cur]
-        sim.t = float(ctl[C_T])
-        sim.steps += done
+        self.sim.state["phi"] = self.u[self.cur]
         if out[I_FAILED]:
-            raise SimulationDiverged(sim.model, sim.t, sim.steps, "phi")
-        return done
+            raise NonFiniteStep("RKM: non-finite error estimate or 200 rejections in a row")
+        return done, float(ctl[C_T])
 
-    def step_one(self, dt_limit):
-        """One accepted step for Simulation._steps_unchecked (which keeps t and the step count):
-        returns the step τ taken."""
-        sim = self.sim
-        t0, steps0 = sim.t, sim.steps
-        self.run(1, None if dt_limit is None else t0 + dt_limit)
-        sim.t, sim.steps = t0, steps0
+    def step(self, t: float, dt_limit: float | None) -> float:
+        """One accepted step (for callers that step one at a time): the step τ taken."""
+        self.run(1, t, None if dt_limit is None else t + dt_limit)
         return self.last_dt
 
-    # ---- single right-hand-side evaluation (tests, timing) ----------------------------------
-    def rhs(self, t: float, u):
-        """f(t, u) on all nodes by the fused rhs kernel (one launch)."""
+    # ---- single right-hand-side evaluation (tests, benchmarks) -----------------------------
+    def rhs_args(self, t: float, u, f) -> tuple:
+        """The rhs kernel's arguments: f(t, u) into f."""
+        return (u, f, self.tx, self.ty, self.coef, np.float64(t), *self.scalars)
+
+    def rhs(self, t: float, u, out=None):
+        """f(t, u) on all nodes by the rhs kernel (one launch on this scheme's grid) into `out`
+        (default: a new array); Neumann boundary nodes copy their inner neighbours."""
         cp = self.cp
         u = cp.ascontiguousarray(u, dtype=self.sim.dtype)
-        f = cp.empty_like(u)
-        kern = self.k["wm_rhs" if self.sim.willmore else "mc_rhs"]
-        kern(self.grid, (BX, BY), (u, f, self.tx, self.ty, self.coef, np.float64(t), *self.scalars))
+        f = cp.empty_like(u) if out is None else out
+        self.rhs_kernel(self.grid, BLOCK, self.rhs_args(t, u, f))
         if self.sim.neumann:
             neumann_fill(f)
         return f
+
+    def phase_stamps(self) -> np.ndarray:
+        """%globaltimer stamps (ns) of the last cooperative launch (profile=True), shape
+        PROF_SHAPE: [block 0 | middle block | last block, attempt, event] (curvature_persist.cu)."""
+        cp = self.cp
+        out = cp.zeros(int(np.prod(PROF_SHAPE)), dtype=cp.uint64)
+        self._prof((1,), (256,), (out, np.int32(out.size)))
+        return out.get().reshape(PROF_SHAPE)

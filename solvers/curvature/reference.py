@@ -1,12 +1,23 @@
-"""Complementary finite-volume operators of the curvature flows (seed 000, appendix (36)–(53);
-SPEC §1.2), written once with array code: the float64 reference, the CPU backend and the GPU
-`array` path. Arrays are node fields of shape (N2+1, N1+1), index [j, i] (x along the last axis).
+"""The `xp` scheme of the curvature flows (seed 000; SPEC §1.2–1.3), written once with array code:
+the float64 reference, the CPU backend and the GPU `array` path.
 
-Edges: an "x-edge" (i+½, j) joins nodes (i, j) and (i+1, j); a "y-edge" (i, j+½) joins (i, j) and
-(i, j+1). Only the edges of interior nodes are formed: x-edges of the rows j = 1..N2−1 (shape
-(N2−1, N1)) and y-edges of the columns i = 1..N1−1 (shape (N2, N1−1)).
+Complementary finite volumes, appendix (36)–(53). Arrays are node fields of shape (N2+1, N1+1),
+index [j, i] (x along the last axis). Edges: an "x-edge" (i+½, j) joins nodes (i, j) and (i+1, j);
+a "y-edge" (i, j+½) joins (i, j) and (i, j+1). Only the edges of interior nodes are formed: x-edges
+of the rows j = 1..N2−1 (shape (N2−1, N1)) and y-edges of the columns i = 1..N1−1 (shape
+(N2, N1−1)).
+
+`RKMReference` integrates the method of lines (26) with the adaptive Runge–Kutta–Merson method
+(Algorithm 4.1, `core.integrators.RungeKuttaMerson`). Boundaries: Dirichlet keeps φ = g (the
+boundary nodes follow dg/dt; w = 0, or w = w(ζ) for the exact solution of `eoc-exact`, SPEC §1.5),
+Neumann copies the inner neighbours (19)–(20), (24)–(25).
 """
 from __future__ import annotations
+
+import numpy as np
+
+from ..core.integrators import RungeKuttaMerson
+from ..core.scheme import SchemeBase
 
 
 def corner_means(a):
@@ -70,3 +81,91 @@ def neumann_fill(a):
     a[:, 0] = a[:, 1]
     a[:, -1] = a[:, -2]
     return a
+
+
+def set_boundary(f, src):
+    """The boundary nodes of f from src (None: 0): Dirichlet data or its rate."""
+    if src is None:
+        f[0, :] = 0
+        f[-1, :] = 0
+        f[:, 0] = 0
+        f[:, -1] = 0
+    else:
+        f[0, :] = src[0, :]
+        f[-1, :] = src[-1, :]
+        f[:, 0] = src[:, 0]
+        f[:, -1] = src[:, -1]
+
+
+def mean_curvature_field(phi, h1: float, h2: float, xp):
+    """H = ∇·(∇φ/Q) on all nodes (scheme (48); boundary nodes copy their inner neighbours)."""
+    H = xp.empty_like(phi)
+    H[1:-1, 1:-1] = curvature_terms(phi, h1, h2, xp)[1]
+    return neumann_fill(H)
+
+
+def surface_area(phi, h1: float, h2: float, xp) -> float:
+    """∫ Q dx over the interior control volumes (node Q (49) × h1 h2)."""
+    Q = curvature_terms(phi, h1, h2, xp)[0]
+    return float(Q.sum()) * h1 * h2
+
+
+def willmore_energy(phi, h1: float, h2: float, xp) -> float:
+    """∫ H² dS = ∫ H² Q dx over the interior control volumes."""
+    Q, H, _ = curvature_terms(phi, h1, h2, xp)
+    return float((H * H * Q).sum()) * h1 * h2
+
+
+def step_controller(sim) -> RungeKuttaMerson:
+    """The adaptive step of a simulation (held by the simulation: its schemes share it and its
+    checkpoints keep τ): tolerance ε and the first τ, the `dt` parameter or else 0.1 h² (mean
+    curvature) / 0.01 h⁴ (Willmore)."""
+    tau0 = sim.params["dt"]
+    if tau0 is None:
+        h = min(sim.h1, sim.h2)
+        tau0 = 0.01 * h**4 if sim.willmore else 0.1 * h * h
+    return RungeKuttaMerson(sim.params["tolerance"], tau0)
+
+
+class RKMReference(SchemeBase):
+    """Adaptive Runge–Kutta–Merson (the simulation's controller `sim.rkm`) on the right-hand side
+    `rhs` below (array code)."""
+
+    def step(self, t, dt_limit):
+        sim = self.sim
+        # overflow in a blowing-up run is reported as SimulationDiverged, not as warnings
+        with np.errstate(over="ignore", invalid="ignore"):
+            u, tau = sim.rkm.step(self.rhs, sim.state["phi"], t, dt_limit, sim.xp)
+        sim.state["phi"] = u
+        return tau
+
+    def rhs(self, t: float, u):
+        """f(t, u) of the method of lines (26) on all nodes."""
+        sim = self.sim
+        xp = sim.xp
+        phi = neumann_fill(u.copy()) if sim.neumann else u
+        f = xp.empty_like(u)
+        fi = self._interior_rhs(t, phi)
+        if sim.exact is not None:
+            fi = fi + sim.exact.forcing(t)
+        if sim.params["F"] != 0:
+            fi = fi + sim.params["F"]
+        f[1:-1, 1:-1] = fi
+        if sim.neumann:
+            neumann_fill(f)
+        else:  # dg/dt: ζ_t for eoc-exact, 0 for fixed data
+            set_boundary(f, sim.exact.zeta_t(t) if sim.exact is not None else None)
+        return f
+
+    def _interior_rhs(self, t: float, phi):
+        sim = self.sim
+        xp = sim.xp
+        if not sim.willmore:
+            return mean_curvature_rhs(phi, sim.h1, sim.h2, xp)
+        w = xp.empty_like(phi)
+        w[1:-1, 1:-1] = mean_curvature_rhs(phi, sim.h1, sim.h2, xp)
+        if sim.neumann:
+            neumann_fill(w)
+        else:  # w on the Dirichlet boundary: w(ζ(t)) for eoc-exact (SPEC §1.5), else 0
+            set_boundary(w, sim.exact.w(t) if sim.exact is not None else None)
+        return willmore_rhs(phi, w, sim.h1, sim.h2, xp)

@@ -89,7 +89,7 @@ __device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned 
 #endif
 
 // Rows per walk: LEAN_L, halved while fewer than LEAN_ITEMS (strip, segment) items (small grids
-// need more, shorter walks). fused.py / timing.py compute the same for the lean grid.
+// need more, shorter walks). fused.py (lean_rows, lean_grid) computes the same for the lean grid.
 __device__ __forceinline__ int lean_rows(const int n1, const int n2, const int cw)
 {
     const int strips = (n1 + cw - 1) / cw;
@@ -488,7 +488,8 @@ wm_stage(const int stage, T* u0, T* u1, T* k1, T* k2, T* k3, T* k4, const T* __r
 }
 
 // One right-hand-side evaluation f(t, u) on all nodes (no τ, no stage combination): the kernel
-// the GPU tests compare with the NumPy float64 reference, and the one the timing script measures.
+// the GPU tests compare with the NumPy float64 reference, and the one
+// benchmarks/curvature/timing.py measures.
 // Neumann boundary nodes are not written (the launcher copies the inner neighbours).
 template <typename T, bool WILLMORE>
 __device__ void rhs_eval(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,

@@ -1,7 +1,7 @@
 // Curvature flows of graphs (seed 000; SPEC §1.2): the complementary finite-volume operators at
 // one node of a shared-memory tile (edge gradients with corner means, edge Q, node Q, the
 // mean-curvature bracket H, the Willmore divergence) and the exact forcing of `eoc-exact` — the
-// device twins of operators.py and exact.py, included by curvature.cu.
+// device twins of reference.py and exact.py, included by curvature.cu and curvature_persist.cu.
 #pragma once
 #include "exact_ops.cuh"
 

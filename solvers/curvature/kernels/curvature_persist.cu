@@ -25,8 +25,9 @@
 #include "curvature_ops.cuh"
 #include "rkm_control.cuh"
 
-// Optional phase timing (diagnostics only: compile with -DPERSIST_PROFILE and read g_prof through
-// RawModule.get_global): %globaltimer stamps of thread 0 of blocks 0, gridDim/2 and gridDim−1.
+// Optional phase timing (diagnostics only: FusedRKM(profile=True) compiles with -DPERSIST_PROFILE and
+// reads g_prof with persist_prof below; benchmarks/curvature/phases.py): %globaltimer stamps of
+// thread 0 of blocks 0, gridDim/2 and gridDim−1.
 #ifdef PERSIST_PROFILE
 #define PROF_ATTEMPTS 64
 #define PROF_EVENTS 48
@@ -42,6 +43,13 @@ static __device__ __forceinline__ void prof_mark(const int a, const int ev)
     g_prof[(b * PROF_ATTEMPTS + a) * PROF_EVENTS + ev] = t;
 }
 #define PROF(a, ev) prof_mark(a, ev)
+// g_prof into out[0..n)
+template <typename T>
+__global__ void persist_prof(unsigned long long* out, const int n)
+{
+    for (int q = threadIdx.x; q < n && q < 3 * PROF_ATTEMPTS * PROF_EVENTS; q += blockDim.x)
+        out[q] = g_prof[q];
+}
 #else
 #define PROF(a, ev)
 #endif
@@ -561,20 +569,18 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                                            n1, n2, ih1, ih2, F, flags);                            \
     }
 
-PERSIST_KERNEL(mc_persist8, false, 8, 256, 2)
-PERSIST_KERNEL(mc_persist16, false, 16, 512, 1)
-PERSIST_KERNEL(wm_persist8, true, 8, 256, 2)
-PERSIST_KERNEL(wm_persist8x2, true, 8, 512, 2)
-PERSIST_KERNEL(wm_persist16, true, 16, 512, 1)
+// The tile is chosen at compile time (fused.py's TILES, passed as -D options): tile height
+// PERSIST_TY, PERSIST_THREADS threads per block, at least PERSIST_MINB resident blocks per SM.
+#if !defined(PERSIST_TY) || !defined(PERSIST_THREADS) || !defined(PERSIST_MINB)
+#error "compile with -DPERSIST_TY=.. -DPERSIST_THREADS=.. -DPERSIST_MINB=.. (fused.py: TILES)"
+#endif
+PERSIST_KERNEL(mc_persist, false, PERSIST_TY, PERSIST_THREADS, PERSIST_MINB)
+PERSIST_KERNEL(wm_persist, true, PERSIST_TY, PERSIST_THREADS, PERSIST_MINB)
 
-// The dynamic shared memory (bytes) each kernel above needs: out[k] for (mc 4, 8, 16, wm 4, 8, 16).
+// The dynamic shared memory (bytes) the kernels above need: out[0] mean curvature, out[1] Willmore.
 template <typename T>
 __global__ void persist_smem(int* out)
 {
-    out[0] = sizeof(McSmem<T, 4>);
-    out[1] = sizeof(McSmem<T, 8>);
-    out[2] = sizeof(McSmem<T, 16>);
-    out[3] = sizeof(WmSmem<T, 4>);
-    out[4] = sizeof(WmSmem<T, 8>);
-    out[5] = sizeof(WmSmem<T, 16>);
+    out[0] = sizeof(McSmem<T, PERSIST_TY>);
+    out[1] = sizeof(WmSmem<T, PERSIST_TY>);
 }

@@ -1,7 +1,9 @@
 // The control block of a fused Runge–Kutta–Merson run, shared by curvature.cu (one kernel per stage,
 // replayed as CUDA graphs) and curvature_persist.cu (one cooperative kernel running many attempts):
 // double ctl[8], int cti[16] (indices below; fused.py mirrors them), and the controller of SPEC §1.3.
+// Time is kept with core's landing rule (clock.cuh, the twin of core/clock.py).
 #pragma once
+#include "clock.cuh"
 
 #define C_T 0      // time of the accepted state
 #define C_TAU 1    // step the controller proposes (RungeKuttaMerson.tau)
@@ -42,7 +44,7 @@ __device__ __forceinline__ bool rkm_decide(double* ctl, int* cti, const double e
     if (e < eps) {
         accepted = true;
         const double t = ctl[C_T];
-        ctl[C_T] = (has_end && tau >= (t_end - t) * (1 - 1e-12)) ? t_end : t + tau;
+        ctl[C_T] = clock_after_step(t, tau, t_end, has_end);
         ctl[C_TAU] = clamped ? fmax(nt, prop) : nt;
         ctl[C_LASTDT] = tau;
         cti[I_STEPS] += 1;
@@ -57,11 +59,10 @@ __device__ __forceinline__ bool rkm_decide(double* ctl, int* cti, const double e
     }
     if (cti[I_ACTIVE]) {
         const double t = ctl[C_T];
-        const bool landed = has_end && t_end - t <= 1e-13 * fmax(1.0, fabs(t_end));
-        if (cti[I_STEPS] >= cti[I_TARGET] || landed)
+        if (cti[I_STEPS] >= cti[I_TARGET] || clock_landed(t, t_end, has_end))
             cti[I_ACTIVE] = 0;
         else
-            ctl[C_TRY] = has_end ? fmin(ctl[C_TAU], t_end - t) : ctl[C_TAU];
+            ctl[C_TRY] = clock_clamp(ctl[C_TAU], t, t_end, has_end);
     }
     return accepted;
 }

@@ -8,16 +8,22 @@ import pytest
 
 from pdestudio import solvers
 from pdestudio.solvers import ParameterError
-from pdestudio.solvers.curvature.eoc import eoc, space_time_errors
-from pdestudio.solvers.curvature.exact import ExactSolution, derivative_table
-from pdestudio.solvers.curvature.operators import mean_curvature_rhs, willmore_rhs
+from pdestudio.solvers.curvature.exact import (ExactSolution, derivative_table, eoc,
+                                               space_time_errors)
+from pdestudio.solvers.curvature.reference import RKMReference, mean_curvature_rhs, willmore_rhs
+
+
+def errors(model, nx, samples=10, **kw):
+    """The space-time errors of a NumPy run on eoc-exact to T = 0.1."""
+    sim = solvers.create(model, backend="numpy", scenario="eoc-exact", nx=nx, **kw)
+    return space_time_errors(sim, samples)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_mean_curvature_eoc_is_two(dtype):
     """Tables 2–3: EOC ≈ 2 in the L1, L2 and L∞ space-time norms (31)–(33)."""
     sizes = [16, 32, 64]
-    errs = [space_time_errors("mean-curvature", n, dtype=dtype)[0] for n in sizes]
+    errs = [errors("mean-curvature", n, dtype=dtype) for n in sizes]
     for e0, e1 in zip(errs[:-1], errs[1:]):
         assert all(b < a for a, b in zip(e0, e1)), errs
     last = eoc(errs, sizes)[-1]
@@ -28,7 +34,7 @@ def test_willmore_errors_fall_with_the_papers_trend():
     """Table 4 (double precision): the errors fall on refinement, faster than first order
     over the coarse grids (the paper: 0.8 then 3.8; EOC 2 only on its finest pair)."""
     sizes = [16, 24, 32]
-    errs = [space_time_errors("willmore", n, samples=5)[0] for n in sizes]
+    errs = [errors("willmore", n, samples=5) for n in sizes]
     for e0, e1 in zip(errs[:-1], errs[1:]):
         assert all(b < a for a, b in zip(e0, e1)), errs
     overall = eoc([errs[0], errs[-1]], [sizes[0], sizes[-1]])[-1]
@@ -102,7 +108,7 @@ def test_rkm_rejects_and_shrinks_the_step():
     sim = solvers.create("mean-curvature", backend="numpy", scenario="eoc-exact", nx=32,
                          dt=tau0, tolerance=1e-8)
     sim.step(1)
-    assert sim._rkm.rejected >= 1
+    assert sim.rejected >= 1
     assert 0 < sim.t < tau0 and sim.steps == 1
     steps = {}
     for tol in (1e-4, 1e-9):
@@ -126,6 +132,22 @@ def test_neumann_copies_and_dirichlet_data():
     phi, z = ex.fields()["phi"], ex.exact_phi()
     for a, b in ((phi[0], z[0]), (phi[-1], z[-1]), (phi[:, 0], z[:, 0]), (phi[:, -1], z[:, -1])):
         np.testing.assert_allclose(a, b, atol=1e-9 * np.abs(z).max())
+
+
+def test_a_scheme_swapped_in_continues_the_run():
+    """`sim.scheme = RKMReference(sim)` mid-run takes over the adaptive step: the run goes on
+    exactly as without the swap."""
+    a = solvers.create("willmore", backend="numpy", scenario="eoc-exact", nx=16)
+    b = solvers.create("willmore", backend="numpy", scenario="eoc-exact", nx=16)
+    for s in (a, b):
+        s.step(4)
+    b.scheme = RKMReference(b)
+    assert b.tau == a.tau
+    t_end = 3 * a.t
+    for s in (a, b):
+        s.advance(t_end)
+    assert a.steps == b.steps and a.t == b.t
+    np.testing.assert_array_equal(a.fields()["phi"], b.fields()["phi"])
 
 
 def test_checkpoint_keeps_the_adaptive_step(tmp_path):

@@ -1,12 +1,14 @@
-"""Fused CUDA kernels and the CuPy array path of the curvature flows against the NumPy float64
-reference (SPEC §6): one right-hand-side evaluation on random smooth data, a fixed-step run, and
-the device-decided adaptive run."""
-import os
-
+"""The fused CUDA scheme of the curvature flows beyond the generic fused-equals-reference test
+(SPEC §6): its paths (persistent, graph, plain launches) continuing one run, every tile variant of
+the persistent kernel and a grid of 3 blocks, forced rejections, the device-decided adaptive run
+landing on its end time, and exact Neumann copies. Variants are built through the `sim.scheme`
+hook: `sim.scheme = FusedRKM(sim, path=..., variant=..., blocks=...)`."""
 import numpy as np
 import pytest
 
 from pdestudio import solvers
+from pdestudio.solvers.curvature.fused import TILES, FusedRKM
+
 pytestmark = pytest.mark.gpu
 
 TOL = {"float32": 1e-5, "float64": 1e-12}
@@ -39,29 +41,15 @@ def relerr(a, b):
     return float(np.abs(np.asarray(a, np.float64) - b).max() / np.abs(b).max())
 
 
-@pytest.mark.parametrize("scenario,boundary", SETUPS)
-@pytest.mark.parametrize("model,dtype", CASES)
-def test_fused_rhs_matches_float64_reference(model, dtype, scenario, boundary):
-    import cupy as cp
-    ref, gpu = pair(model, dtype, scenario, boundary)
-    u = smooth_random(ref.state["phi"].shape, 7)
-    if boundary == "neumann":
-        from pdestudio.solvers.curvature.operators import neumann_fill
-        neumann_fill(u)
-    t = 0.0371
-    f_ref = ref.rhs(t, u)
-    f_gpu = gpu._fused.rhs(t, cp.asarray(u, dtype=dtype)).get()
-    assert relerr(f_gpu, f_ref) < TOL[dtype] * (30 if model == "willmore" else 10)
-    f_arr = gpu.rhs(t, cp.asarray(u, dtype=dtype)).get()  # the array path on the GPU
-    assert relerr(f_arr, f_ref) < TOL[dtype] * (30 if model == "willmore" else 10)
-
-
 @pytest.mark.parametrize("scenario,boundary", SETUPS[:2])
 @pytest.mark.parametrize("model,dtype", CASES)
-def test_fused_fixed_step_run_matches_reference(model, dtype, scenario, boundary):
-    """A huge tolerance accepts every attempt; advancing to t_k = kδ clamps each step to δ, so
-    both runs take the same fixed steps through the fused stage kernels."""
+def test_paths_continue_one_fixed_step_run(model, dtype, scenario, boundary):
+    """A huge tolerance accepts every attempt; advancing to t_k = kδ clamps each step to δ, so the
+    runs take the same fixed steps: 8 on the persistent path, then (the scheme swapped) one on the
+    graph path and one of plain stage-kernel launches, all along the NumPy float64 reference."""
     ref, gpu = pair(model, dtype, scenario, boundary, tolerance=1e30, dt=1.0)
+    gpu.scheme = FusedRKM(gpu, path="persistent")
+    assert gpu.scheme.path == "persistent", gpu.scheme.persist_error  # cooperative launches work
     u = smooth_random(ref.state["phi"].shape, 3) + ref.fields()["phi"]
     ref.set_field("phi", u)
     gpu.set_field("phi", u)
@@ -77,15 +65,14 @@ def test_fused_fixed_step_run_matches_reference(model, dtype, scenario, boundary
     rounding = 20 * 8 * np.finfo(dtype).eps * np.abs(u).max()
     assert change > 100 * rounding  # the run moves the state well beyond rounding
     assert np.abs(a - b).max() <= 30 * TOL[dtype] * change + rounding
-    f = gpu._fused
-    if os.environ.get("PDESTUDIO_CURVATURE_PATH", "persistent") == "persistent":
-        assert f.path == "persistent", f.persist_error  # cooperative launches work on our GPUs
-    f.path = "graph"  # and the graph path of the same simulation continues the run the same way
-    ref.advance(9 * delta)
-    gpu.advance(9 * delta)
-    assert gpu.steps == ref.steps == 9 and f.graph, f.graph_error
-    a, b = gpu.fields()["phi"].astype(np.float64), ref.fields()["phi"]
-    assert np.abs(a - b).max() <= 30 * TOL[dtype] * change + rounding
+    for k, path in ((9, "graph"), (10, "launches")):
+        gpu.scheme = FusedRKM(gpu, path=path)
+        ref.advance(k * delta)
+        gpu.advance(k * delta)
+        assert gpu.steps == ref.steps == k and gpu.t == ref.t, path
+        assert (gpu.scheme.graph is False) == (path == "launches"), gpu.scheme.graph_error
+        a, b = gpu.fields()["phi"].astype(np.float64), ref.fields()["phi"]
+        assert np.abs(a - b).max() <= 30 * TOL[dtype] * change + rounding, path
 
 
 @pytest.mark.parametrize("model,nx,t_end", [("mean-curvature", 64, 0.05),
@@ -121,44 +108,41 @@ def test_fused_neumann_copies_and_step_counts():
 
 
 @pytest.mark.parametrize("model,dtype", CASES)
-@pytest.mark.parametrize("scenario,boundary", [("eoc-exact", "dirichlet"), ("sine-rings", "neumann")])
+@pytest.mark.parametrize("scenario,boundary", SETUPS[:2])
 def test_persistent_kernel_matches_graph_path_and_reference(model, dtype, scenario, boundary):
     """The cooperative persistent kernel (every variant, and 3 blocks looping over all tiles)
     takes the same accepted/rejected steps as the graph path and the NumPy float64 reference; a
     large first τ forces rejections (the retried attempt reuses f(t, u))."""
-    from pdestudio.solvers.curvature import fused as fz
     h = 8 / 70
     t_end = 30 * (0.1 * h * h if model == "mean-curvature" else 0.01 * h**4)
     kw = dict(scenario=scenario, boundary=boundary, nx=70, ny=45, F=0.3, tolerance=1e-6,
               dt=50 * t_end)
     ref = solvers.create(model, backend="numpy", **kw)
-    ref.set_field("phi", smooth_random(ref.state["phi"].shape, 5) + ref.fields()["phi"])
+    u0 = smooth_random(ref.state["phi"].shape, 5) + ref.fields()["phi"]
+    ref.set_field("phi", u0)
     ref.advance(t_end)
-    assert ref._rkm.tau < kw["dt"]  # the controller had to shrink the first step
+    assert ref.tau < kw["dt"]  # the controller had to shrink the first step
+
+    def fused(**options):
+        sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
+        sim.scheme = FusedRKM(sim, **options)
+        sim.set_field("phi", u0)
+        sim.advance(t_end)
+        return sim
+
     runs = {}
-    for ty in fz.PERSIST_VARIANTS[model == "willmore"]:
+    for variant in TILES[model == "willmore"]:
         for blocks in (None, 3):
-            sim = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
-            f = sim._fused
-            assert f._setup_persistent(ty), f.persist_error
-            f.path = "persistent"
-            if blocks:
-                f.persist = (f.persist[0], ty, blocks)
-            sim.set_field("phi", smooth_random(ref.state["phi"].shape, 5)
-                          + solvers.create(model, backend="numpy", **kw).fields()["phi"])
-            sim.advance(t_end)
-            runs[(ty, blocks)] = sim
-    graph = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
-    graph._fused.path = "graph"
-    graph.set_field("phi", smooth_random(ref.state["phi"].shape, 5)
-                    + solvers.create(model, backend="numpy", **kw).fields()["phi"])
-    graph.advance(t_end)
+            sim = runs[(variant, blocks)] = fused(path="persistent", variant=variant,
+                                                  blocks=blocks)
+            assert sim.scheme.path == "persistent", sim.scheme.persist_error
+    graph = fused(path="graph")
     b = ref.fields()["phi"]
     for key, sim in runs.items():
         assert sim.t == graph.t == t_end, key
         if dtype == "float64":
             assert sim.steps == graph.steps == ref.steps, key
-            assert sim._fused.attempts == graph._fused.attempts, key
+            assert sim.scheme.attempts == graph.scheme.attempts, key
             assert sim.tau == pytest.approx(ref.tau, rel=1e-6), key
         a = sim.fields()["phi"]
         assert relerr(a, b) < (1e-9 if dtype == "float64" else 1e-4), key

@@ -1,26 +1,18 @@
-"""The lean (warp-per-column-strip, register sliding window) kernels of curvature.cu on other
-launch grids than fused.py's: the lean grid (one warp per strip × 32-row segment), a grid of a few
-blocks that loops over all work items, and sizes whose strips and segments end ragged — against
-the NumPy float64 reference (rhs) and through fixed-step RKM runs of the graph path (stages)."""
+"""The lean (warp-per-column-strip, register sliding window) kernels of curvature.cu on several
+launch grids: the lean grid (one warp per strip × segment, the production grid) and a grid of a
+few blocks that loops over all work items, on sizes whose strips and segments end ragged — against
+the NumPy float64 reference (rhs) and through fixed-step RKM runs of the graph path (stages). The
+grid is an option of the fused scheme: `FusedRKM(sim, path="graph", grid=...)`."""
 import numpy as np
 import pytest
 
 from pdestudio import solvers
+from pdestudio.solvers.curvature.fused import FusedRKM, lean_grid
+from pdestudio.solvers.curvature.reference import RKMReference, neumann_fill
+
 from .test_gpu import CASES, SETUPS, TOL, relerr, smooth_random
 
 pytestmark = pytest.mark.gpu
-
-
-
-def lean_grid(willmore: bool, n1: int, n2: int):
-    """The grid the lean kernels want with blocks of (32, 8): one warp per (strip, segment)
-    (lean_rows of curvature.cu: 32 rows a walk, halved down to 4 while there are < 8192 items)."""
-    cw = 28 if willmore else 30
-    strips = -(-n1 // cw)
-    rows = 32
-    while rows > 4 and strips * ((n2 + rows) // rows) < 8192:
-        rows //= 2
-    return (strips, -(-((n2 + rows) // rows) // 8))
 
 
 @pytest.mark.parametrize("shape", [(70, 45), (29, 97), (121, 64), (300, 290)])
@@ -28,7 +20,6 @@ def lean_grid(willmore: bool, n1: int, n2: int):
 @pytest.mark.parametrize("model,dtype", CASES)
 def test_lean_rhs_on_any_grid_matches_reference(model, dtype, scenario, boundary, shape):
     import cupy as cp
-    from pdestudio.solvers.curvature.operators import neumann_fill
     nx, ny = shape
     if dtype == "float32" and nx * ny > 20000:
         # float32 rounding of φ enters f amplified by 1/h² (~5600 here): beyond the 1e-5-relative
@@ -42,19 +33,17 @@ def test_lean_rhs_on_any_grid_matches_reference(model, dtype, scenario, boundary
     if boundary == "neumann":
         neumann_fill(u)
     t = 0.0213
-    f_ref = ref.rhs(t, u)
-    f = gpu._fused
-    kern = f.k["wm_rhs" if gpu.willmore else "mc_rhs"]
+    f_ref = ref.scheme.rhs(t, u)
     ud = cp.asarray(u, dtype=dtype)
     tol = TOL[dtype] * (30 if model == "willmore" else 10)
-    for grid in (lean_grid(gpu.willmore, f.n1, f.n2), (3, 1), f.grid):
+    for grid in (lean_grid(gpu.willmore, nx, ny), (3, 1)):
         out = cp.full_like(ud, cp.nan)
-        kern(grid, (32, 8), (ud, out, f.tx, f.ty, f.coef, np.float64(t), *f.scalars))
-        if gpu.neumann:
-            neumann_fill(out)
+        FusedRKM(gpu, path="graph", grid=grid).rhs(t, ud, out)
         out = out.get()
         assert np.isfinite(out).all(), grid  # every node written exactly where it must be
         assert relerr(out, f_ref) < tol, grid
+    f_arr = RKMReference(gpu).rhs(t, ud).get()  # the array path on the GPU
+    assert relerr(f_arr, f_ref) < tol
 
 
 @pytest.mark.parametrize("model,dtype", CASES)
@@ -77,10 +66,9 @@ def test_lean_stage_kernels_fixed_steps_on_lean_grid(model, dtype, scenario, bou
     assert change > 100 * rounding
     for which in ("lean", "small"):
         gpu = solvers.create(model, backend="cupy", dtype=dtype, kernel="fused", **kw)
+        grid = lean_grid(gpu.willmore, 61, 77) if which == "lean" else (2, 1)
+        gpu.scheme = FusedRKM(gpu, path="graph", grid=grid)
         gpu.set_field("phi", u)
-        f = gpu._fused
-        f.path = "graph"
-        f.grid = lean_grid(gpu.willmore, f.n1, f.n2) if which == "lean" else (2, 1)
         for k in range(1, 7):
             gpu.advance(k * delta)
         assert gpu.steps == ref.steps == 6 and gpu.t == ref.t
