@@ -1,4 +1,5 @@
-"""Shallow water (seeds 002 and 004): the one-layer model on structured grids (grid_scheme.py,
-grid_fused.py + grid_kernels.cu)."""
-from . import model  # noqa: F401  (registers shallow-water)
-from . import two_layer  # noqa: F401
+"""Shallow water (seeds 002 and 004): one layer on a structured grid or on triangles
+(`shallow-water`), two layers on triangles (`two-layer`). model.py holds the models; grid/ and
+triangles/ the schemes of each geometry; riemann.py (and kernels/riemann.cuh) the edge fluxes
+both geometries share."""
+from . import model  # noqa: F401  (registers shallow-water and two-layer)

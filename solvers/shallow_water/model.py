@@ -1,85 +1,147 @@
-"""shallow-water: the one-layer shallow-water system with bathymetry (seed 002; SPEC §3.1, §3.3, §3.5).
+"""shallow-water and two-layer: the shallow-water systems with bathymetry (seeds 002 and 004; SPEC
+§3.1–3.5). Parameters, scenarios and fields only; the discretisation lives per geometry:
 
-    h_t + ∇·q = 0,   q_t + ∇·(q⊗q/h + ½ g h² I) = g h ∇H,   η = h − H,
+    shallow-water   h_t + ∇·q = 0,   q_t + ∇·(q⊗q/h + ½ g h² I) = g h ∇H,   η = h − H,
+                    on a structured grid of [−5, 5]² (geometry=grid: grid/reference.py, the `xp`
+                    scheme, and grid/fused.py + grid/kernels, the CUDA one) or on triangles
+                    (geometry=triangles: triangles/reference.py and triangles/fused.py)
+    two-layer       two superposed layers, U = (h1, q1x, q1y, h2, q2x, q2y), index 1 the upper
+                    layer, r = ρ1/ρ2 < 1, coupling −g h1 ∇h2 and −r g h2 ∇h1, on triangles
 
-with H the depth below a fixed reference level (positive downward; it may be negative) and walls
-on the boundary of [−5, 5]². The model class only holds parameters, scenarios and fields; the
-discretisation lives per geometry (`geometry=grid`: grid_scheme.py, the `xp` reference, and
-grid_fused.py + grid_kernels.cu, the fused CUDA path). Dry cells are out of scope: h > 0
-everywhere.
+H is the depth below a fixed reference level (positive downward; it may be negative), walls on the
+boundary. Both geometries share the edge fluxes of riemann.py (kernels/riemann.cuh on the GPU).
+Dry cells are out of scope: every layer keeps h > 0.
+
+On triangles the state W (nv, M) is kept in the internal cell numbering (`renumber`) with the
+state dict holding views of its rows; fields come back and are set in the original numbering.
+Precision (two-layer): `eigen_precision = float64` with dtype float32 is seed 002's mixed mode
+("CUSDP"): every per-edge computation runs in float64 on float32 state, accumulators and update.
 """
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import ClassVar
 
 import numpy as np
 
 from ..core.errors import ParameterError
-from ..core.params import CFL, Param, Scenario
+from ..core.params import CFL, SEED, Param, Scenario
 from ..core.registry import register
 from ..core.simulation import FieldInfo, Simulation
 from ..mesh import Grid2D
-from .scenarios import INITIAL
-from .tri_base import COMMON_PARAMS as TRI_PARAMS
-from .tri_base import scheme_param
-from .tri_one_layer import ShallowWaterTriangles
+from ..mesh.square import MAX_CELLS
+from .grid.fused import GridFused
+from .grid.reference import GridReference
+from .riemann import SCHEMES
+from .scenarios import INITIAL, TWO_LAYER
+from .triangles.fused import TriFused
+from .triangles.reference import TriReference
+from .triangles.tables import ORDERINGS, FVTables, generated_mesh, generated_tables, load_mesh
 
 L = 10.0          # side of the square domain [−5, 5]² (SPEC §3.5)
-BYTES_PER_CELL = 7  # compulsory arrays per step: read h, qx, qy, H; write h, qx, qy
+BYTES_PER_CELL = 7  # grid, compulsory arrays per step: read h, qx, qy, H; write h, qx, qy
+ASSEMBLIES = ("auto", "edge", "atomic", "cell")
+SCHEMES_BY_GEOMETRY = {"grid": (GridReference, GridFused), "triangles": (TriReference, TriFused)}
+
+TRI_PARAMS = (  # the triangle finite volumes' parameters
+    Param("cells", "int", 16000, "Target number of triangles of the generated mesh of "
+          "[−5, 5]² (exact; the papers' sizes are 4,000·4^k and 1,001,898). Ignored with a mesh "
+          "file.", lo=16, hi=MAX_CELLS),
+    Param("mesh", "str", None, "Path of a 2D triangle mesh file (meshio formats); None = the "
+          "generated square.", nullable=True),
+    Param("g", "float", 9.81, "Gravity g.", unit="m/s²", lo=0, lo_open=True),
+    Param("renumber", "str", "rcm", "Order of the cells in memory: none (as generated, "
+          "MATLAB-like: bandwidth 0.75–1 N), rcm (reverse Cuthill–McKee) or gps "
+          "(Gibbs–Poole–Stockmeyer). Fields always come back in the original numbering.",
+          choices=ORDERINGS),
+    CFL,
+    Param("assembly", "str", "auto", "Fused GPU path: edge (edge kernel writing per-edge "
+          "slots, then cell kernels), atomic (edge kernel with atomicAdd into the cells), cell "
+          "(one thread per cell computing its three edge fluxes: no scatter, fluxes twice); "
+          "auto = cell for one layer, edge for two layers (measured fastest, tri_bench).",
+          choices=ASSEMBLIES),
+    SEED,
+)
+
+
+def scheme_param(default: str) -> Param:
+    return Param("scheme", "str", default, "Finite-volume scheme: roe (path-conservative Roe, "
+                 "classical), ir-roe (Roe in the edge-normal frame), pvm-ifcp (polynomial "
+                 "viscosity, eigenvalues only).", choices=SCHEMES)
 
 
 def _only(p: Param, geometry: str) -> Param:
     return replace(p, help=f"{p.help} [geometry={geometry} only]")
 
 
-def _geometry(cls, scenario, params) -> str:
-    """The geometry a set of arguments asks for: explicit, else triangles when a mesh file is
-    given, else the scenario's default."""
-    if params.get("geometry") is not None:
-        return params["geometry"]
-    if params.get("mesh") is not None:
-        return "triangles"
-    return cls.scenario(scenario).defaults.get("geometry", "grid")
+def _scheme(which: int):
+    """The reference (0) or fused (1) scheme class of the simulation's geometry."""
+    return staticmethod(lambda sim: SCHEMES_BY_GEOMETRY[sim.geometry][which](sim))
 
 
-class _Front:
-    """`shallow-water` runs on a structured grid or on triangles; one model id, one parameter
-    schema (the union), and the geometry picks the implementation class at construction."""
+class _ShallowWaterBase(Simulation):
+    """What both models share: the triangle set-up (mesh, cell order, state W), the fields in the
+    original numbering and the benchmark work counts."""
 
-    def __new__(cls, *, backend="auto", dtype="float64", scenario=None, **params):
-        if cls is ShallowWater and _geometry(cls, scenario, params) == "triangles":
-            # not an instance of cls, so Python will not call __init__ itself
-            obj = object.__new__(ShallowWaterOnTriangles)
-            obj.__init__(backend=backend, dtype=dtype, scenario=scenario, **params)
-            return obj
-        return object.__new__(cls)
+    layers: ClassVar[int] = 1
+    state_names: ClassVar[tuple[str, ...]] = ("h", "hu", "hv")
+    reference_scheme = _scheme(0)
+    fused_scheme = _scheme(1)
 
-    def __init__(self, *, backend="auto", dtype="float64", scenario=None, **params):
-        if params.get("geometry") is None and params.get("mesh") is not None:
-            params["geometry"] = "triangles"
-        super().__init__(backend=backend, dtype=dtype, scenario=scenario, **params)
+    @property
+    def geometry(self) -> str:
+        return self.params.get("geometry", "triangles")
 
-    @classmethod
-    def _check_params(cls, p: dict) -> None:
-        if p["geometry"] == "grid":
-            if p["mesh"] is not None:
-                raise ParameterError("shallow-water: parameter 'mesh' needs geometry=triangles; "
-                                     "allowed with geometry=grid: no mesh file")
-            if p["scheme"] != "roe":
-                raise ParameterError(f"shallow-water: parameter 'scheme' = '{p['scheme']}' "
-                                     "needs geometry=triangles; allowed with geometry=grid: roe")
-        elif p["order"] != 1:
-            raise ParameterError(f"shallow-water: parameter 'order' = {p['order']} needs "
-                                 "geometry=grid; allowed with geometry=triangles: 1")
+    def _initial(self, x, y) -> tuple[dict, np.ndarray]:
+        """Scenario initial state at the cell centres: ({name: values}, H)."""
+        raise NotImplementedError
 
-    def _check_field(self, name: str, values: np.ndarray) -> None:
-        if name == "h" and values.min() <= 0:
-            raise ParameterError(f"shallow-water: field 'h' has minimum {values.min():g}; "
-                                 "allowed: h > 0 everywhere (dry cells are out of scope)")
+    def _setup(self) -> None:
+        p, xp = self.params, self.xp
+        self.mesh = load_mesh(p["mesh"]) if p["mesh"] else generated_mesh(p["cells"], p["seed"])
+        self.tables = (FVTables.build(self.mesh, p["renumber"]) if p["mesh"] else
+                       generated_tables(p["cells"], p["seed"], p["renumber"]))
+        x, y = self.tables.centroids[:, 0], self.tables.centroids[:, 1]
+        init, H = self._initial(x, y)
+        for k in self.state_names[::3]:
+            if not np.all(init[k] > 0):
+                raise ParameterError(f"{self.model}: the initial '{k}' has minimum "
+                                     f"{init[k].min():g}; allowed: values > 0 (dry cells are "
+                                     "out of scope)")
+        self.W = xp.asarray(np.stack([init[k] for k in self.state_names]), dtype=self.dtype)
+        self.state = {k: self.W[i] for i, k in enumerate(self.state_names)}
+        self.state["H"] = xp.asarray(H, dtype=self.dtype)
+        self._rank = xp.asarray(self.tables.rank)
+        self._order = self.tables.order
+
+    def _derived(self) -> dict:
+        raise NotImplementedError
+
+    def _fields(self) -> dict:
+        out = dict(self.state)
+        out.update(self._derived())
+        if self.geometry == "grid":
+            return out
+        return {k: v[self._rank] for k, v in out.items()}
+
+    def _set_field(self, name: str, arr: np.ndarray) -> None:
+        if self.geometry != "grid":
+            arr = arr[self._order]
+        self._assign_state(name, self.xp.asarray(arr, dtype=self.dtype))
+
+    def work(self):
+        s = np.dtype(self.dtype).itemsize
+        if self.geometry == "grid":
+            n = self.mesh.shape[0] * self.mesh.shape[1]
+            return n, BYTES_PER_CELL * n * s
+        m, e = self.tables.n_cells, self.tables.n_edges
+        per_cell = (2 * 3 * self.layers + 2) * s  # W read and written, H and |V| read
+        per_edge = 8 + 3 * s  # two cell indices, normal and length
+        return m, m * per_cell + e * per_edge
 
 
 @register
-class ShallowWater(_Front, Simulation):
+class ShallowWater(_ShallowWaterBase):
     model = "shallow-water"
     title = "Shallow water (one layer)"
     description = ("One-layer shallow water over a bathymetry: path-conservative Roe finite "
@@ -124,8 +186,32 @@ class ShallowWater(_Front, Simulation):
     bench_variants = ({"order": 1}, {"order": 3})
     bench_t_end = 1.0
 
-    # ---- set-up -------------------------------------------------------------------------
+    def __init__(self, *, backend="auto", dtype="float64", scenario=None, **params):
+        if params.get("geometry") is None and params.get("mesh") is not None:
+            params["geometry"] = "triangles"  # a mesh file means triangles
+        super().__init__(backend=backend, dtype=dtype, scenario=scenario, **params)
+
+    @classmethod
+    def _check_params(cls, p: dict) -> None:
+        if p["geometry"] == "grid":
+            if p["mesh"] is not None:
+                raise ParameterError("shallow-water: parameter 'mesh' needs geometry=triangles; "
+                                     "allowed with geometry=grid: no mesh file")
+            if p["scheme"] != "roe":
+                raise ParameterError(f"shallow-water: parameter 'scheme' = '{p['scheme']}' "
+                                     "needs geometry=triangles; allowed with geometry=grid: roe")
+        elif p["order"] != 1:
+            raise ParameterError(f"shallow-water: parameter 'order' = {p['order']} needs "
+                                 "geometry=grid; allowed with geometry=triangles: 1")
+
+    def _check_field(self, name: str, values: np.ndarray) -> None:
+        if name == "h" and values.min() <= 0:
+            raise ParameterError(f"shallow-water: field 'h' has minimum {values.min():g}; "
+                                 "allowed: h > 0 everywhere (dry cells are out of scope)")
+
     def _setup(self) -> None:
+        if self.geometry == "triangles":
+            return super()._setup()
         p = self.params
         nx = p["nx"]
         ny = p["ny"] if p["ny"] is not None else nx
@@ -141,54 +227,6 @@ class ShallowWater(_Front, Simulation):
         xp, dt = self.xp, self.dtype
         self.state = {"h": xp.asarray(h, dtype=dt), "hu": xp.zeros(h.shape, dtype=dt),
                       "hv": xp.zeros(h.shape, dtype=dt), "H": xp.asarray(H, dtype=dt)}
-        self._solver = self._make_solver()
-
-    def _make_solver(self):
-        p = self.params
-        common = dict(g=p["g"], dx=self.dx, dy=self.dy, cfl=p["cfl"], order=p["order"])
-        if self.kernel == "fused":
-            from .grid_fused import GridFusedSolver
-            return GridFusedSolver(dtype=self.dtype, shape=self.mesh.shape, **common)
-        from .grid_scheme import GridArraySolver
-        return GridArraySolver(xp=self.xp, **common)
-
-    # ---- stepping -----------------------------------------------------------------------
-    def _step(self, dt_limit):
-        s = self.state
-        (h, hu, hv), dt = self._solver.step(s["h"], s["hu"], s["hv"], s["H"], dt_limit)
-        s["h"], s["hu"], s["hv"] = h, hu, hv
-        return dt
-
-    def _assign_state(self, name: str, values) -> None:
-        super()._assign_state(name, values)
-        self._solver.invalidate()  # a Δt computed from the old state no longer applies
-
-    def _param_changed(self, name: str) -> None:
-        self._solver = self._make_solver()  # the solvers hold cfl (kernels stay compiled)
-
-    def _fields(self) -> dict:
-        s = self.state
-        return {"h": s["h"], "hu": s["hu"], "hv": s["hv"], "H": s["H"],
-                "eta": s["h"] - s["H"], "bottom": -s["H"]}
-
-    def work(self):
-        n = self.mesh.shape[0] * self.mesh.shape[1]
-        return n, BYTES_PER_CELL * n * np.dtype(self.dtype).itemsize
-
-
-class ShallowWaterOnTriangles(_Front, ShallowWaterTriangles):
-    """`shallow-water` with geometry=triangles: the unstructured finite volumes of
-    tri_one_layer.py with this model's schema, scenarios (built from scenarios.INITIAL at the cell
-    centroids, as on the grid) and fields."""
-
-    model = ShallowWater.model
-    title = ShallowWater.title
-    description = ShallowWater.description
-    parameters = ShallowWater.parameters
-    scenarios = ShallowWater.scenarios
-    field_infos = ShallowWater.field_infos
-    default_field = ShallowWater.default_field
-    surfaces = ShallowWater.surfaces
 
     def _initial(self, x, y):
         eta, H = INITIAL[self.scenario_name](x, y)
@@ -197,3 +235,65 @@ class ShallowWaterOnTriangles(_Front, ShallowWaterTriangles):
 
     def _derived(self):
         return {"eta": self.state["h"] - self.state["H"], "bottom": -self.state["H"]}
+
+
+@register
+class TwoLayer(_ShallowWaterBase):
+    model = "two-layer"
+    title = "Two-layer shallow water (triangles)"
+    description = ("Two superposed layers of shallow fluid on an unstructured triangle mesh: "
+                   "path-conservative Roe, IR-Roe and PVM-IFCP schemes, cell renumbering "
+                   "(seeds 002 and 004).")
+    layers = 2
+    state_names = ("h1", "q1x", "q1y", "h2", "q2x", "q2y")
+    parameters = TRI_PARAMS + (
+        Param("r", "float", 0.998, "Density ratio r = ρ1/ρ2 of the upper to the lower layer.",
+              lo=0, hi=1, lo_open=True, hi_open=True),
+        scheme_param("ir-roe"),
+        Param("eigen_precision", "str", "working", "Precision of the per-edge eigen-solve: "
+              "working (the dtype) or float64 (with dtype float32: seed 002's mixed precision).",
+              choices=("working", "float64")),
+    )
+    scenarios = (
+        Scenario("internal-dambreak", "H = 5; h1 = 0.5 inside r < 1.5, 4 outside; h2 = 5 − h1; "
+                 "r = 0.998 (seed 002, §3.5 c).", {"r": 0.998}),
+        Scenario("renumbering-test-1", "Seed 004's test 1: H = 6; h1 = 0.5 inside r < 1.5, 4 "
+                 "outside; h2 = H − h1; r = 0.5; t ∈ [0, 0.1].", {"r": 0.5}),
+        Scenario("renumbering-test-2", "Seed 004's test 2: H = 1 − 1.5 exp(−x² − y²) (negative "
+                 "near the origin); h1 = 4 for x ≥ 0 else 0.5, h2 = 0.5 for x ≥ 0 else 4; "
+                 "r = 0.98; t ∈ [0, 0.1].", {"r": 0.98}),
+    )
+    field_infos = {
+        "h1": FieldInfo("cell", "m", "upper layer thickness", lo=0.0, lo_open=True),
+        "q1x": FieldInfo("cell", "m²/s", "upper layer discharge, x"),
+        "q1y": FieldInfo("cell", "m²/s", "upper layer discharge, y"),
+        "h2": FieldInfo("cell", "m", "lower layer thickness", lo=0.0, lo_open=True),
+        "q2x": FieldInfo("cell", "m²/s", "lower layer discharge, x"),
+        "q2y": FieldInfo("cell", "m²/s", "lower layer discharge, y"),
+        "H": FieldInfo("cell", "m", "depth of the bottom below the reference level (may be "
+                       "negative)"),
+        "eta": FieldInfo("cell", "m", "free surface η = h1 + h2 − H", settable=False),
+        "interface": FieldInfo("cell", "m", "interface h2 − H", settable=False),
+    }
+    default_field = "interface"
+    surfaces = ("eta", "interface")
+    size_param = "cells"
+    contract_params = {"cells": 256}
+    bench_scenario = "renumbering-test-1"
+    bench_sizes = (4000, 16000, 64000, 256000, 1024000)
+    bench_variants = ({"scheme": "roe"}, {"scheme": "ir-roe"}, {"scheme": "pvm-ifcp"})
+    bench_t_end = 0.1
+
+    @classmethod
+    def _check_params(cls, p):
+        if not 0 < p["r"] < 1:  # guarded by the Param too; kept explicit for the message
+            raise ParameterError(f"two-layer: parameter 'r' = {p['r']}; allowed: 0 < r < 1")
+
+    def _initial(self, x, y):
+        h1, h2, H = TWO_LAYER[self.scenario_name](x, y)
+        z = np.zeros_like(x)
+        return {"h1": h1, "q1x": z, "q1y": z, "h2": h2, "q2x": z, "q2y": z}, H
+
+    def _derived(self):
+        s = self.state
+        return {"eta": s["h1"] + s["h2"] - s["H"], "interface": s["h2"] - s["H"]}

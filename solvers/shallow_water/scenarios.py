@@ -1,9 +1,11 @@
-"""Initial conditions of the one-layer shallow-water scenarios (SPEC §3.5), as functions of the
-cell-centre coordinates, so that every geometry (grid, triangles) builds them the same way.
+"""Initial conditions and bathymetries of the shallow-water scenarios (SPEC §3.5), as functions of
+the cell-centre coordinates, so that every geometry (grid, triangles) builds them the same way.
 
-Each returns (eta, H): the free surface η = h − H and the depth H below the reference level
-(positive downward, may be negative where the bottom rises above the reference level). The
-momenta start at zero. The water depth is h = η + H and must stay positive (no dry cells).
+One layer (`INITIAL`): each returns (eta, H), the free surface η = h − H and the depth H below the
+reference level (positive downward, may be negative where the bottom rises above the reference
+level). The water depth is h = η + H and must stay positive (no dry cells).
+Two layers (`TWO_LAYER`, triangles): each returns (h1, h2, H), the thicknesses of the upper and the
+lower layer and H. The discharges start at zero in every scenario.
 """
 from __future__ import annotations
 
@@ -38,3 +40,32 @@ def bump_dambreak(x, y):
 
 INITIAL = {"circular-dambreak": circular_dambreak, "bump-dambreak": bump_dambreak,
            "lake-at-rest": lake_at_rest}
+
+
+def _disc(x, y, radius, inside, outside):
+    return np.where(np.hypot(x, y) < radius, inside, outside).astype(np.float64)
+
+
+def internal_dambreak(x, y):
+    """SPEC §3.5 c (seed 002): H = 5; h1 = 0.5 inside r < 1.5, 4 outside; h2 = 5 − h1."""
+    H = np.full_like(x, 5.0)
+    h1 = _disc(x, y, 1.5, 0.5, 4.0)
+    return h1, H - h1, H
+
+
+def renumbering_test_1(x, y):
+    """Seed 004's test 1: H = 6; h1 = 0.5 inside r < 1.5, 4 outside; h2 = H − h1."""
+    H = np.full_like(x, 6.0)
+    h1 = _disc(x, y, 1.5, 0.5, 4.0)
+    return h1, H - h1, H
+
+
+def renumbering_test_2(x, y):
+    """Seed 004's test 2: H = 1 − 1.5 exp(−x² − y²) (negative near the origin); h1 = 4 for x ≥ 0
+    else 0.5, h2 = 0.5 for x ≥ 0 else 4."""
+    H = 1.0 - 1.5 * np.exp(-x * x - y * y)
+    return np.where(x >= 0, 4.0, 0.5), np.where(x >= 0, 0.5, 4.0), H
+
+
+TWO_LAYER = {"internal-dambreak": internal_dambreak, "renumbering-test-1": renumbering_test_1,
+             "renumbering-test-2": renumbering_test_2}

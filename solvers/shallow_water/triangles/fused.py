@@ -1,23 +1,31 @@
-"""The fused GPU path of the triangle finite volumes: launches the kernels of tri_one.cu /
-tri_two.cu (see tri_common.cuh for the three assemblies) on the tables of tri_fv.FVTables.
+"""The fused CUDA scheme of the triangle finite volumes: launches the kernels of
+kernels/one_layer.cu / kernels/two_layer.cu (see kernels/assembly.cuh for the three assemblies,
+../kernels/riemann.cuh for the fluxes) on the tables of tables.FVTables.
 
 Per step: [edge kernel → cell_dt] (assembly edge or atomic) or [cells] (assembly cell), then
 cell_update, which reads Δt = min(reduced minimum, limit) on the device, arms the other slot of
 the double-buffered minimum for the next step and clears the atomic accumulators (no memsets);
 all queued back to back, then the one scalar Δt comes to the host through a pinned buffer (the
-base class needs it for t): one host wait per step.
+base class needs it for t): one host wait per step. `run` queues a batch of steps with the clock
+kept on the device (kernels/batch_clock.cu, the landing rule of core's clock.cuh): one host wait
+per batch.
 All kernels of a file are compiled together once per dtype (one NVRTC call, cached).
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
-from ..core.backend import load_kernels
-from .tri_fv import FVTables, cell_tables
+from ...core import clock
+from ...core.backend import load_kernels
+from ...core.errors import NonFiniteStep
+from ...core.scheme import SchemeBase
+from .tables import cell_tables
 
-HERE = Path(__file__).resolve().parent
+KERNELS = Path(__file__).resolve().parent / "kernels"
+RIEMANN = Path(__file__).resolve().parents[1] / "kernels"  # riemann.cuh
 SCHEME_TAG = {"roe": "roe", "ir-roe": "irroe", "pvm-ifcp": "pvm"}
 BLOCK_EDGE = 128
 BLOCK_CELL = 128
@@ -41,21 +49,26 @@ def kernel_names(layers: int) -> list[str]:
 
 
 def load(layers: int, dtype: str) -> dict:
-    cu = HERE / ("tri_one.cu" if layers == 1 else "tri_two.cu")
-    return load_kernels(cu, dtype, kernel_names(layers), options=(f"-I{HERE}",))
+    cu = KERNELS / ("one_layer.cu" if layers == 1 else "two_layer.cu")
+    return load_kernels(cu, dtype, kernel_names(layers), include_dirs=(RIEMANN,))
 
 
-class FusedFV:
-    def __init__(self, tables: FVTables, dtype: str, layers: int, scheme: str, g: float,
-                 r: float, eig_mixed: bool, assembly: str):
+class TriFused(SchemeBase):
+    BATCH = 256  # steps per `run` (one host wait)
+
+    def __init__(self, sim):
         import cupy as cp
+        super().__init__(sim)
         self.cp = cp
+        p, tables, dtype, layers = sim.params, sim.tables, sim.dtype, sim.layers
+        scheme, assembly = p["scheme"], p["assembly"]
         if assembly == "auto":
             assembly = auto_assembly(layers, scheme)
         self.assembly = assembly
         self.layers, self.nv = layers, 3 * layers
         self.real = np.dtype(dtype).type
-        self.g, self.r = float(g), float(r)
+        self.g, self.r = float(p["g"]), float(p.get("r", 0.0))
+        eig_mixed = p.get("eigen_precision") == "float64" and dtype == "float32"
         k = load(layers, dtype)
         tag = f"{SCHEME_TAG[scheme]}{layers}{'_mixed' if eig_mixed else ''}"
         name = {"edge": "edges", "atomic": "atomic", "cell": "cells"}[assembly]
@@ -91,15 +104,16 @@ class FusedFV:
         self.grid_e = ((ne + BLOCK_EDGE - 1) // BLOCK_EDGE,)
         self.grid_c = ((m + BLOCK_CELL - 1) // BLOCK_CELL,)
 
-    def run(self, W, H, cfl: float, count: int, t: float, t_end: float | None) -> np.ndarray:
-        """`count` steps queued back to back with no host round trip: tri_clock.cu clamps each
-        Δt to t_end and keeps the clock on the device exactly as the base class would. Returns
-        the Δt of each step as the host bookkeeping sees it (0 for steps after landing, which
-        change nothing). One host wait per batch."""
+    def run(self, count, t, t_end):
+        """Up to BATCH of `count` steps queued back to back with no host round trip:
+        kernels/batch_clock.cu clamps each Δt to t_end and keeps the clock on the device (the
+        landing rule of core's clock.cuh; steps after landing apply Δt = 0); the host then walks
+        the same clock with core.clock over the Δt's the device used. One host wait per batch."""
         cp = self.cp
+        W, H, cfl = self.sim.W, self.sim.state["H"], self.sim.params["cfl"]
         if self._clock is None:
-            self.k_clock = load_kernels(HERE / "tri_clock.cu", str(np.dtype(self.real)),
-                                        ["tri_clock"], options=("--fmad=false",))["tri_clock"]
+            self.k_clock = load_kernels(KERNELS / "batch_clock.cu", str(np.dtype(self.real)),
+                                        ["batch_clock"], options=("--fmad=false",))["batch_clock"]
             self._clock = cp.zeros(2, dtype=np.float64)
             self._hist_dev = cp.zeros(self.BATCH, dtype=np.float64)
             import cupyx
@@ -115,9 +129,17 @@ class FusedFV:
                                       has_end))
             self._queue_update(W, np.inf)
         self._hist_dev[:count].get(out=self._hist_host[:count])
-        return np.array(self._hist_host[:count])
+        k = 0
+        for d in self._hist_host[:count]:
+            if clock.landed(t, t_end):
+                break  # the device applied Δt = 0 from here on
+            d = float(d)
+            if not math.isfinite(d) or d <= 0:
+                raise NonFiniteStep
+            t = clock.after_step(t, d, t_end)
+            k += 1
+        return k, t
 
-    BATCH = 256
     _clock = None
 
     def _queue_fluxes(self, W, H, cfl: float):
@@ -144,9 +166,10 @@ class FusedFV:
         self._cur = 1 - self._cur
         return cur
 
-    def step(self, W, H, cfl: float, dt_limit: float | None) -> float:
+    def step(self, t, dt_limit):
         """One step, all kernels queued back to back; the host waits once, for Δt."""
-        self._queue_fluxes(W, H, cfl)
+        W = self.sim.W
+        self._queue_fluxes(W, self.sim.state["H"], self.sim.params["cfl"])
         limit = np.inf if dt_limit is None else dt_limit
         cur = self._queue_update(W, limit)
         cur.get(out=self._dt_host)  # pinned buffer; waits for the step

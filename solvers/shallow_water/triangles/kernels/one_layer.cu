@@ -1,6 +1,6 @@
 // One-layer shallow water on triangles: per-edge fluctuations (device twin of
 // tri_flux.one_layer) and the kernels of tri_common.cuh. W = (h, qx, qy).
-#include "tri_common.cuh"
+#include "assembly.cuh"
 
 // SCH: 0 roe (Cartesian closed form), 1 ir-roe (normal frame), 2 pvm-ifcp.
 template <typename E, int SCH> struct Flux<E, 1, SCH> {

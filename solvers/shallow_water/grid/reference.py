@@ -5,19 +5,13 @@ Unknowns W = (h, qx, qy, H) per cell of a uniform grid (cell centres, x along th
 The system W_t + A1(W) W_x + A2(W) W_y = 0 (seed 002 eq. (10)) with the bottom H as a fourth,
 stationary unknown, discretised by the path-conservative Roe scheme in upwind form (eq. (15))
 
-    W_i' = −1/|V_i| Σ_j |E_ij| A⁻_ij (W_j − W_i),
+    W_i' = −1/|V_i| Σ_j |E_ij| D^∓_ij,
 
-segment paths, and the closed-form eigenstructure of the one-layer Roe matrix (normal velocity ũ
-and tangential velocity ṽ the √h-weighted Roe averages, c̄² = g (h_L + h_R)/2; eigenvalues ũ − c̄,
-ũ, ũ + c̄). With α_k the wave strengths of ΔU and the bottom jump projected on the same
-eigenvectors (s_{1,3} = ∓ c̄ ΔH / 2), the fluctuation sent to the left cell is
-
-    D⁻ = Σ_k r_k (μ⁻_k α_k − χ_k s_k),        D⁺ = Σ_k r_k (μ⁺_k α_k − (1 − χ_k) s_k),
-
-where μ^± are the eigenvalues split by the Harten–Hyman entropy fix (a transonic rarefaction,
-λ_k(W_L) < 0 < λ_k(W_R), sends λ_L (λ_R − λ)/(λ_R − λ_L) to the left and the rest to the right)
-and χ_k = [λ_k < 0] upwinds the bottom source. D⁻ + D⁺ = ΔF − g h̄ ΔH (the Roe property), and a
-lake at rest (Δh = ΔH, q = 0) gives D^± = 0 exactly: the scheme is well-balanced.
+with the edge fluctuations D⁻ (to the left/south cell) and D⁺ (to the right/north cell) of the
+path-conservative Roe solver that the triangles use too (riemann.roe1: segment paths, closed-form
+eigenstructure, Harten–Hyman entropy fix, bottom source upwinded on the same eigenvectors; a lake
+at rest gives D^± = 0 exactly: well-balanced). The grid's x- and y-edges are the normals (1, 0)
+and (0, 1).
 
 Walls (q·n = 0): ghost cells are mirror images with the normal momentum reversed.
 
@@ -49,8 +43,12 @@ import math
 
 import numpy as np
 
+from ...core.scheme import SchemeBase
+from ..riemann import roe1, speed1
+
 GAUSS = 0.5 / math.sqrt(3.0)   # two-point Gauss abscissae ±1/(2√3) on [−½, ½]; GAUSS² = 1/12
 D0, DK = 0.5, 0.125            # CWENO3 linear weights: central, each of the four corner stencils
+X_EDGE, Y_EDGE = (1, 0), (0, 1)  # the normals of the x- and y-edges (ints: riemann.rotate picks)
 
 
 def mirror_index(n: int, w: int) -> np.ndarray:
@@ -74,60 +72,17 @@ def pad_walls(h, qx, qy, H, w: int, xp):
     return h[iy, ix], qx[iy, ix] * sx, qy[iy, ix] * sy, H[iy, ix]
 
 
-def hh_split(lam, lam_l, lam_r, xp):
-    """(μ⁻, μ⁺) of the eigenvalue λ with the Harten–Hyman entropy fix."""
-    trans = (lam_l < 0) & (lam_r > 0)
-    den = xp.where(trans, lam_r - lam_l, 1)
-    m = xp.where(trans, lam_l * (lam_r - lam) / den, xp.minimum(lam, 0))
-    return m, lam - m
-
-
-def roe_speed(hL, qnL, hR, qnR, g, xp):
-    """max_k |λ_k| = |ũ| + c̄ of the Roe matrix at an edge (normal momentum qn)."""
-    sL, sR = xp.sqrt(hL), xp.sqrt(hR)
-    u = (qnL / sL + qnR / sR) / (sL + sR)
-    return xp.abs(u) + xp.sqrt(0.5 * g * (hL + hR))
-
-
-def roe_fluctuations(hL, qnL, qtL, HL, hR, qnR, qtR, HR, g, xp):
-    """Path-conservative Roe fluctuations at edges with unit normal n from L to R.
-
-    qn, qt are the normal and tangential momenta. Returns (D⁻, D⁺, speed): D⁻ = A⁻ΔW goes to the
-    left cell, D⁺ = A⁺ΔW to the right one, each a tuple (h, qn, qt) of arrays; speed = |ũ| + c̄."""
-    sL, sR = xp.sqrt(hL), xp.sqrt(hR)
-    rg = math.sqrt(g)
-    uL, uR = qnL / hL, qnR / hR
-    w = 1 / (sL + sR)
-    u = (qnL / sL + qnR / sR) * w
-    v = (qtL / sL + qtR / sR) * w
-    c = xp.sqrt(0.5 * g * (hL + hR))
-    dh, dqn, dqt, dH = hR - hL, qnR - qnL, qtR - qtL, HR - HL
-    inv2c = 0.5 / c
-    l1, l3 = u - c, u + c
-    a1 = ((u + c) * dh - dqn) * inv2c
-    a3 = (dqn - (u - c) * dh) * inv2c
-    a2 = dqt - v * dh
-    s3 = 0.5 * c * dH                      # bottom jump on wave 3; on wave 1 it is −s3
-    cL, cR = rg * sL, rg * sR
-    m1, p1 = hh_split(l1, uL - cL, uR - cR, xp)
-    m3, p3 = hh_split(l3, uL + cL, uR + cR, xp)
-    chi1 = (l1 < 0).astype(hL.dtype)
-    chi3 = (l3 < 0).astype(hL.dtype)
-    w1m = m1 * a1 + chi1 * s3
-    w3m = m3 * a3 - chi3 * s3
-    w1p = p1 * a1 + (1 - chi1) * s3
-    w3p = p3 * a3 - (1 - chi3) * s3
-    m2, p2 = xp.minimum(u, 0), xp.maximum(u, 0)
-    Dm = (w1m + w3m, w1m * l1 + w3m * l3, (w1m + w3m) * v + m2 * a2)
-    Dp = (w1p + w3p, w1p * l1 + w3p * l3, (w1p + w3p) * v + p2 * a2)
-    return Dm, Dp, xp.abs(u) + c
+def edge_fluxes(L, R, normal, g, xp):
+    """(D⁻, D⁺, max |λ|) at edges with the axis normal from the cells L to R, each (h, qx, qy, H);
+    D^∓ in Cartesian components."""
+    return roe1(xp, L[:3], R[:3], L[3], R[3], *normal, None, g)
 
 
 def cfl_dt(h, qx, qy, g, dx, dy, cfl, xp):
     """Δt = min_i 2δ|V_i| / Σ_j |E_ij| max_k |λ_ij,k| over the cell averages (one reduction)."""
     hp, qxp, qyp, _ = pad_walls(h, qx, qy, h, 1, xp)
-    sx = roe_speed(hp[1:-1, :-1], qxp[1:-1, :-1], hp[1:-1, 1:], qxp[1:-1, 1:], g, xp)
-    sy = roe_speed(hp[:-1, 1:-1], qyp[:-1, 1:-1], hp[1:, 1:-1], qyp[1:, 1:-1], g, xp)
+    sx = speed1(xp, hp[1:-1, :-1], qxp[1:-1, :-1], hp[1:-1, 1:], qxp[1:-1, 1:], g)
+    sy = speed1(xp, hp[:-1, 1:-1], qyp[:-1, 1:-1], hp[1:, 1:-1], qyp[1:, 1:-1], g)
     return _dt_from_speeds(sx, sy, dx, dy, cfl, xp)
 
 
@@ -138,21 +93,20 @@ def _dt_from_speeds(sx, sy, dx, dy, cfl, xp):
 
 def _combine(Dm, Dp, Em, Ep, dx, dy):
     """The cell rates from the x-edge (D) and y-edge (E) fluctuations: each cell takes D⁺ of its
-    west/south edge and D⁻ of its east/north edge. In E the normal momentum is qy."""
-    rx = [-(Dp[k][:, :-1] + Dm[k][:, 1:]) / dx for k in range(3)]
-    ry = [-(Ep[k][:-1] + Em[k][1:]) / dy for k in range(3)]
-    return rx[0] + ry[0], rx[1] + ry[2], rx[2] + ry[1]
+    west/south edge and D⁻ of its east/north edge."""
+    return tuple(-(Dp[k][:, :-1] + Dm[k][:, 1:]) / dx + -(Ep[k][:-1] + Em[k][1:]) / dy
+                 for k in range(3))
+
+
+XL, XR = (slice(1, -1), slice(None, -1)), (slice(1, -1), slice(1, None))
+YL, YR = (slice(None, -1), slice(1, -1)), (slice(1, None), slice(1, -1))
 
 
 def rate_order1(h, qx, qy, H, g, dx, dy, xp):
     """First-order semi-discrete rate L(W) of eq. (15), and the edge speeds (for Δt)."""
-    hp, qxp, qyp, Hp = pad_walls(h, qx, qy, H, 1, xp)
-    xl, xr = (slice(1, -1), slice(None, -1)), (slice(1, -1), slice(1, None))
-    yl, yr = (slice(None, -1), slice(1, -1)), (slice(1, None), slice(1, -1))
-    Dm, Dp, sx = roe_fluctuations(hp[xl], qxp[xl], qyp[xl], Hp[xl],
-                                  hp[xr], qxp[xr], qyp[xr], Hp[xr], g, xp)
-    Em, Ep, sy = roe_fluctuations(hp[yl], qyp[yl], qxp[yl], Hp[yl],
-                                  hp[yr], qyp[yr], qxp[yr], Hp[yr], g, xp)
+    P = pad_walls(h, qx, qy, H, 1, xp)
+    Dm, Dp, sx = edge_fluxes([a[XL] for a in P], [a[XR] for a in P], X_EDGE, g, xp)
+    Em, Ep, sy = edge_fluxes([a[YL] for a in P], [a[YR] for a in P], Y_EDGE, g, xp)
     return _combine(Dm, Dp, Em, Ep, dx, dy), (sx, sy)
 
 
@@ -222,17 +176,14 @@ def rate_order3(h, qx, qy, H, g, dx, dy, xp):
 
     def states(sel, side):
         """(h, qx, qy, H) at the two Gauss points of `side` of the cells `sel`."""
-        vals = [_edge_points([c[sel] for c in p], side) for p in P]
-        return [tuple(v[q] for v in vals) for q in (0, 1)]
+        e, qx_, qy_, H_ = (_edge_points([c[sel] for c in p], side) for p in P)
+        return [(e[q] + H_[q], qx_[q], qy_[q], H_[q]) for q in (0, 1)]
 
-    xl, xr = (slice(1, -1), slice(None, -1)), (slice(1, -1), slice(1, None))
-    yl, yr = (slice(None, -1), slice(1, -1)), (slice(1, None), slice(1, -1))
     acc = []
-    for lsel, rsel, ls, rs, normal in ((xl, xr, "E", "W", 1), (yl, yr, "N", "S", 2)):
+    for lsel, rsel, ls, rs, normal in ((XL, XR, "E", "W", X_EDGE), (YL, YR, "N", "S", Y_EDGE)):
         Dm = Dp = None
-        for (eL, qxL, qyL, HL), (eR, qxR, qyR, HR) in zip(states(lsel, ls), states(rsel, rs)):
-            nL, tL, nR, tR = (qxL, qyL, qxR, qyR) if normal == 1 else (qyL, qxL, qyR, qxR)
-            m, p, _ = roe_fluctuations(eL + HL, nL, tL, HL, eR + HR, nR, tR, HR, g, xp)
+        for L, R in zip(states(lsel, ls), states(rsel, rs)):
+            m, p, _ = edge_fluxes(L, R, normal, g, xp)
             Dm = m if Dm is None else tuple(a + b for a, b in zip(Dm, m))
             Dp = p if Dp is None else tuple(a + b for a, b in zip(Dp, p))
         acc.append((tuple(0.5 * a for a in Dm), tuple(0.5 * a for a in Dp)))
@@ -243,40 +194,38 @@ def rate_order3(h, qx, qy, H, g, dx, dy, xp):
     return rh - vh, rqx - vx, rqy - vy
 
 
-class GridArraySolver:
-    """Advances (h, qx, qy) on the grid with array code; `step` returns the new arrays and Δt."""
-
-    def __init__(self, *, g: float, dx: float, dy: float, cfl: float, order: int, xp):
-        self.g, self.dx, self.dy, self.cfl, self.order, self.xp = g, dx, dy, cfl, order, xp
-
-    def invalidate(self) -> None:
-        """Nothing is cached between steps here."""
-
-    def rate(self, h, qx, qy, H):
-        f = rate_order1 if self.order == 1 else rate_order3
-        r = f(h, qx, qy, H, self.g, self.dx, self.dy, self.xp)
-        return r[0] if self.order == 1 else r
-
-    def dt(self, h, qx, qy, dt_limit):
-        dt = cfl_dt(h, qx, qy, self.g, self.dx, self.dy, self.cfl, self.xp)
-        return dt if dt_limit is None else min(dt, dt_limit)
-
-    def step(self, h, qx, qy, H, dt_limit):
-        xp, g, dx, dy = self.xp, self.g, self.dx, self.dy
-        if self.order == 1:
-            rates, (sx, sy) = rate_order1(h, qx, qy, H, g, dx, dy, xp)
-            dt = _dt_from_speeds(sx, sy, dx, dy, self.cfl, xp)
-            dt = dt if dt_limit is None else min(dt, dt_limit)
-            return tuple(u + dt * r for u, r in zip((h, qx, qy), rates)), dt
-        dt = self.dt(h, qx, qy, dt_limit)
-        u0 = (h, qx, qy)
-        u = u0
-        for a, b in ((0.0, 1.0), (0.75, 0.25), (1.0 / 3.0, 2.0 / 3.0)):
-            r = self.rate(*u, H)
-            u = tuple(ssp_stage(a, b, v0, v, dt * rv) for v0, v, rv in zip(u0, u, r))
-        return u, dt
+SSP3 = ((0.0, 1.0), (0.75, 0.25), (1.0 / 3.0, 2.0 / 3.0))
 
 
 def ssp_stage(a: float, b: float, u0, u, du):
     """One Shu–Osher stage a·u0 + b·(u + Δt L(u)) (a = 0 for the first stage)."""
     return u + du if a == 0.0 else a * u0 + b * (u + du)
+
+
+class GridReference(SchemeBase):
+    """The `xp` scheme on the grid: forward Euler (order 1, Δt from the edge speeds of the same
+    pass) or SSP-RK3 (order 3). Rebinds the state's h, hu, hv; cfl is read at every step (live)."""
+
+    def __init__(self, sim):
+        super().__init__(sim)
+        self.g, self.order, self.xp = sim.params["g"], sim.params["order"], sim.xp
+        self.dx, self.dy = sim.dx, sim.dy
+
+    def step(self, t, dt_limit):
+        s, xp, g, dx, dy = self.sim.state, self.xp, self.g, self.dx, self.dy
+        cfl = self.sim.params["cfl"]
+        u0, H = (s["h"], s["hu"], s["hv"]), s["H"]
+        if self.order == 1:
+            rates, (sx, sy) = rate_order1(*u0, H, g, dx, dy, xp)
+            dt = _dt_from_speeds(sx, sy, dx, dy, cfl, xp)
+            dt = dt if dt_limit is None else min(dt, dt_limit)
+            u = tuple(v + dt * r for v, r in zip(u0, rates))
+        else:
+            dt = cfl_dt(*u0, g, dx, dy, cfl, xp)
+            dt = dt if dt_limit is None else min(dt, dt_limit)
+            u = u0
+            for a, b in SSP3:
+                r = rate_order3(*u, H, g, dx, dy, xp)
+                u = tuple(ssp_stage(a, b, v0, v, dt * rv) for v0, v, rv in zip(u0, u, r))
+        s["h"], s["hu"], s["hv"] = u
+        return dt

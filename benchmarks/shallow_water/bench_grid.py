@@ -3,11 +3,12 @@ kernel ladder (NumPy, CuPy array code, fused one thread per cell + Δt pass, fus
 Δt folded in), the paper's Tables 1–2 problem (circular dam break to t = 1), and the CPU/GPU L1
 differences at t = 1 (seed 002 §6.2).
 
-    python -m pdestudio.solvers.shallow_water.bench_grid [--out DIR] [--budget SECONDS] [--sweep]
-                                              [--no-ladder]
+    python -m benchmarks.shallow_water.bench_grid [--out DIR] [--budget SECONDS] [--sweep]
+                                                  [--no-ladder]
 
 Full runs to t = 1 are timed for the fused paths; the other rungs time a few steps and scale by
-the number of steps the fused run of the same size took (marked "extrapolated").
+the number of steps the fused run of the same size took (marked "extrapolated"). The kernel
+variants and tuning knobs go through the `sim.scheme` hook (GridFused built with options).
 """
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ from pathlib import Path
 import numpy as np
 
 from pdestudio import solvers
+from pdestudio.solvers.shallow_water.grid.fused import GridFused
+
+from ..timing import copy_bandwidth, cpu_time
+
 MODEL = "shallow-water"
 
 
@@ -34,8 +39,13 @@ def make(backend, dtype, order, nx, kernel="fused"):
     sim = solvers.create(MODEL, backend=backend, dtype=dtype, order=order, nx=nx,
                          **({"kernel": kernel} if backend == "cupy" else {}))
     if variant:
-        sim._solver.variant = variant
+        sim.scheme = GridFused(sim, variant=variant)
     return sim
+
+
+def timed_once(fn, gpu=True):
+    """Wall seconds of one call of fn, the GPU work included."""
+    return cpu_time(lambda: (fn(), _sync() if gpu else None), repeat=1, warmup=0)
 
 
 def warm(backend, dtype, order, kernel):
@@ -47,10 +57,7 @@ def full_run(dtype, order, nx, kernel):
     warm("cupy", dtype, order, kernel)
     sim = make("cupy", dtype, order, nx, kernel)
     _sync()
-    t0 = time.perf_counter()
-    sim.advance(1.0)
-    _sync()
-    return sim, time.perf_counter() - t0
+    return sim, timed_once(lambda: sim.advance(1.0))
 
 
 def step_rate(backend, dtype, order, nx, kernel, steps):
@@ -60,11 +67,7 @@ def step_rate(backend, dtype, order, nx, kernel, steps):
     sim.step(1)
     if backend == "cupy":
         _sync()
-    t0 = time.perf_counter()
-    sim.step(steps)
-    if backend == "cupy":
-        _sync()
-    return sim, (time.perf_counter() - t0) / steps
+    return sim, timed_once(lambda: sim.step(steps), gpu=backend == "cupy") / steps
 
 
 def row(sim, seconds, steps, extrapolated, bw):
@@ -83,25 +86,19 @@ def _kernel_name(sim):
         return "numpy"
     if sim.kernel == "array":
         return "array"
-    return {"strip": "fused-strip", "cell": "fused-cell"}.get(sim._solver.variant, "fused")
+    return {"strip": "fused-strip", "cell": "fused-cell"}.get(sim.scheme.variant, "fused")
 
 
 def sweep_rate(dtype, order, nx, tuning, rows, steps, bw):
     """Time per step of the fused path with other compile-time knobs / rows per warp."""
-    from .grid_fused import GridFusedSolver
     sim = make("cupy", dtype, order, nx)
-    old = sim._solver
-    sim._solver = GridFusedSolver(dtype=dtype, shape=sim.mesh.shape, g=old.g, dx=old.dx,
-                                  dy=old.dy, cfl=old.cfl, order=order, tuning=tuning, rows=rows)
+    sim.scheme = GridFused(sim, tuning=tuning, rows=rows)
     sim.step(2)
     _sync()
-    t0 = time.perf_counter()
-    sim.step(steps)
-    _sync()
-    s = (time.perf_counter() - t0) / steps
+    s = timed_once(lambda: sim.step(steps)) / steps
     cells, nbytes = sim.work()
     r = {"sweep": True, "order": order, "dtype": dtype, "nx": nx, "tuning": tuning or "default",
-         "rows": sim._solver.rows if order == 1 else None, "steps": steps,
+         "rows": sim.scheme.rows if order == 1 else None, "steps": steps,
          "us_per_step": s * 1e6, "gcell_per_s": cells / s / 1e9,
          "roofline": nbytes / s / bw if bw else None}
     print(json.dumps(r), flush=True)
@@ -133,7 +130,6 @@ def main(argv=None):
                     help="skip the extrapolated rungs (CuPy array, fused-cell, NumPy)")
     a = ap.parse_args(argv)
     t_start = time.perf_counter()
-    from pdestudio.solvers.bench import copy_bandwidth
     bw = copy_bandwidth()
     import cupy as cp
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"]

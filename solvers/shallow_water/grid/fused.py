@@ -1,4 +1,4 @@
-"""The fused CUDA path of the structured shallow-water scheme: launches grid_kernels.cu.
+"""The fused CUDA scheme of the structured shallow water: launches kernels/grid.cu.
 
 The same-step CFL condition is kept on the device as z_max = max_i dy (sW + sE) + dx (sS + sN)
 (the edge speeds of cell i) in a slot that the update kernels read (Δt = 2 δ dx dy / z_max); the
@@ -6,15 +6,19 @@ host needs Δt only to advance the clock, and copies the slot on a side stream a
 known, while the update runs, so the GPU never waits for the host. The host computes Δt from the
 slot with the same correctly rounded division as the device.
 
-- order 1, variant "strip" (the default): ONE pass per step, sw_strip1, which updates the state
+- order 1, variant "strip" (production): ONE pass per step, sw_strip1, which updates the state
   and reduces z_max of the next step from the new state. Three slots are used in turn (this
   step's, the next step's, and the one the kernel clears for the step after), so a step costs one
   launch and no memset; the separate pass sw_cfl runs only for the first step and after the
   state was replaced (set_field, restore, load).
 - order 1, variant "cell": sw_cfl then sw_step1 (one thread per cell, all four edges recomputed;
-  the plain fused kernel, kept as the rung below "strip" in the benchmarks).
+  the plain fused kernel, kept as the rung below "strip" in the benchmarks and tests).
 - order 3: sw_cfl, then three sw_stage3 launches (SSP-RK3 stages; each block reconstructs its
   tile and one ring around it once, in shared memory, and solves every edge once).
+
+`variant`, `tuning` (the kernels' compile-time knobs, e.g. {"SW_STRIP_MINB": 0}) and `rows` (rows
+per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
+the defaults are production's.
 """
 from __future__ import annotations
 
@@ -23,27 +27,26 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.backend import load_kernels
+from ...core.backend import load_kernels
+from ...core.scheme import SchemeBase
+from .reference import SSP3
 
-CU_FILE = Path(__file__).with_name("grid_kernels.cu")
+CU_FILE = Path(__file__).parent / "kernels" / "grid.cu"
 BLOCK = (32, 8)
 BLOCK_STRIP = (32, 4)
-STRIP = 29  # columns owned by a warp of sw_strip1 (grid_kernels.cu)
-SSP3 = ((0.0, 1.0), (0.75, 0.25), (1.0 / 3.0, 2.0 / 3.0))
+STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
 
 
-class GridFusedSolver:
-    def __init__(self, *, dtype: str, shape: tuple[int, int], g: float, dx: float, dy: float,
-                 cfl: float, order: int, variant: str = "strip", tuning: dict | None = None,
+class GridFused(SchemeBase):
+    def __init__(self, sim, variant: str = "strip", tuning: dict | None = None,
                  rows: int | None = None):
-        """`tuning`: overrides of the kernels' compile-time knobs (grid_kernels.cu), e.g.
-        {"SW_STRIP_MINB": 0}, and `rows`: rows per warp of the strip kernel, for the benchmark's
-        sweep; None: the defaults."""
         import cupy as cp
         self.cp = cp
-        r = self.real = np.dtype(dtype).type
-        self.ny, self.nx = shape
-        self.g, self.dx, self.dy, self.cfl, self.order = g, dx, dy, cfl, order
+        super().__init__(sim)
+        dtype, order = sim.dtype, sim.params["order"]
+        self.real = np.dtype(dtype).type
+        self.ny, self.nx = sim.mesh.shape
+        self.g, self.dx, self.dy, self.order = sim.params["g"], sim.dx, sim.dy, order
         opts = ("--use_fast_math",) if dtype == "float32" else ()
         opts += tuple(f"-D{k}={int(v)}" for k, v in sorted((tuning or {}).items()))
         self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3"],
@@ -63,18 +66,22 @@ class GridFusedSolver:
         self.host_z = np.frombuffer(self.pinned, dtype=self.real, count=1)
         self.side = cp.cuda.Stream(non_blocking=True)
         self.spare: list = []  # output buffers, recycled from the previous step's inputs
-        # constant launch arguments
-        self.k_dt = r(2 * cfl * dx * dy)
-        nx_, ny_ = np.int32(self.nx), np.int32(self.ny)
-        rdx, rdy, gg = r(1 / dx), r(1 / dy), r(g)
-        self.cfl_args = (nx_, ny_, r(dx), r(dy), gg)
-        self.cell_args = (nx_, ny_, rdx, rdy, gg, self.k_dt)
         M = self.rows
         segs = (self.ny + M - 1) // M
         self.strip_grid = ((self.nx + STRIP - 1) // STRIP,
                            (segs + BLOCK_STRIP[1] - 1) // BLOCK_STRIP[1])
-        self.strip_args = (nx_, ny_, np.int32(M), rdx, rdy, r(dx), r(dy), gg, self.k_dt)
-        self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in grid_kernels.cu
+        self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in kernels/grid.cu
+        self._launch_args()
+
+    def _launch_args(self) -> None:
+        """The constant launch arguments (k_dt = 2 δ dx dy holds the live cfl)."""
+        r, g, dx, dy = self.real, self.g, self.dx, self.dy
+        self.k_dt = r(2 * self.sim.params["cfl"] * dx * dy)
+        nx_, ny_ = np.int32(self.nx), np.int32(self.ny)
+        rdx, rdy, gg = r(1 / dx), r(1 / dy), r(g)
+        self.cfl_args = (nx_, ny_, r(dx), r(dy), gg)
+        self.cell_args = (nx_, ny_, rdx, rdy, gg, self.k_dt)
+        self.strip_args = (nx_, ny_, np.int32(self.rows), rdx, rdy, r(dx), r(dy), gg, self.k_dt)
         eps = r(min(dx, dy) ** 2)
         self.stage_args = [(nx_, ny_, rdx, rdy, gg, eps, r(a), r(b), self.k_dt) for a, b in SSP3]
 
@@ -99,8 +106,10 @@ class GridFusedSolver:
         return float(self.k_dt / z)  # the device's division (correctly rounded, same type)
 
     def invalidate(self) -> None:
-        """The state was replaced: the Δt folded into the last step no longer applies."""
+        """The state was replaced (the Δt folded into the last step no longer applies) or cfl
+        changed."""
         self.valid = False
+        self._launch_args()
 
     def _reduce_dt(self, h, qx, qy, stream) -> None:
         cp = self.cp
@@ -110,8 +119,9 @@ class GridFusedSolver:
                                                     self.slot[self.cur]))
         self.events[self.cur].record(stream)
 
-    def step(self, h, qx, qy, H, dt_limit):
-        cp = self.cp
+    def step(self, t, dt_limit):
+        cp, state = self.cp, self.sim.state
+        h, qx, qy, H = state["h"], state["hu"], state["hv"], state["H"]
         stream = cp.cuda.get_current_stream()
         limit = np.float64(np.inf if dt_limit is None else dt_limit)
         strip = self.variant == "strip"
@@ -147,4 +157,5 @@ class GridFusedSolver:
             self.valid = True
         dt = dt if dt_limit is None else min(dt, dt_limit)
         self.spare.extend((h, qx, qy))
-        return tuple(out), dt
+        state["h"], state["hu"], state["hv"] = out
+        return dt

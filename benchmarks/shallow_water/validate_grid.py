@@ -1,6 +1,6 @@
 """Validation tables of the structured shallow-water model (docs/VALIDATION.md), on the CPU:
 
-    python -m pdestudio.solvers.shallow_water.validate_grid
+    python -m benchmarks.shallow_water.validate_grid
 
 well-balancing and mass over long runs, L1 errors and orders against the exact simple wave
 (smooth) and the Stoker dam break (a strip of the grid), radial symmetry of the circular dam break.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from pdestudio import solvers
-from .exact1d import cell_average, simple_wave, stoker
+from pdestudio.solvers.shallow_water.exact import cell_average, simple_wave, stoker
 
 
 def make(**kw):

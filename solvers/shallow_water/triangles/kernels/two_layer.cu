@@ -1,6 +1,6 @@
 // Two-layer shallow water on triangles: per-edge fluctuations (device twin of
 // tri_flux.two_layer) and the kernels of tri_common.cuh. W = (h1, q1x, q1y, h2, q2x, q2y).
-#include "tri_common.cuh"
+#include "assembly.cuh"
 
 #define NEWTON_IT 16
 #define HYPERBOLIC_EPS 1e-8
