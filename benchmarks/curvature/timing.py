@@ -122,8 +122,8 @@ def attempt_cost(model, nx, dtype, steps=640):
         res[f"{key}_rejected"] = sim.rejected
         if path == "persistent":
             res[f"{key}_blocks"] = sch.persist[2]
-        else:
-            res[f"{key}_graph_error"] = sch.graph_error
+        elif path == "graph":
+            res["graph_error"] = sch.graph_error
     return res
 
 
