@@ -84,7 +84,7 @@ class Simulation:
     def schema(cls, scenario: str | None = None) -> dict[str, Param]:
         """Parameter declarations with the scenario's defaults applied."""
         s = {p.name: p for p in cls.parameters}
-        if cls.fused_scheme is not None or cls.reference_scheme is None:  # TRANSITION: legacy
+        if cls.fused_scheme is not None:
             s.setdefault("kernel", KERNEL)
         if scenario is not None:
             for k, v in cls.scenario(scenario).defaults.items():
@@ -115,6 +115,7 @@ class Simulation:
             "fields": [fi.describe(n) for n, fi in cls.field_infos.items()],
             "default_field": cls.default_field or next(iter(cls.field_infos), None),
             "surfaces": list(cls.surfaces),
+            "size_param": cls.size_param,
         }
 
     def __init__(self, *, backend: str = "auto", dtype: str = "float64",
@@ -145,8 +146,6 @@ class Simulation:
 
     def _make_scheme(self):
         """The fused scheme on the GPU (unless kernel=array), else the reference scheme."""
-        if self.reference_scheme is None:  # TRANSITION: models not yet converted to schemes
-            return _LegacyScheme(self)
         if self.kernel == "fused":
             return self.fused_scheme(self)
         return self.reference_scheme(self)
@@ -250,9 +249,6 @@ class Simulation:
             k += 1
         return k
 
-    def _landed(self, t_end: float) -> bool:  # TRANSITION: legacy models
-        return clock.landed(self.t, t_end)
-
     def _replay_to_failure(self, count: int, t_end: float | None) -> None:
         """The last chunk produced non-finite values: redo it one checked step at a time from its
         start, so that the state from before the failing step is the one kept."""
@@ -325,16 +321,11 @@ class Simulation:
         new[name] = p.validate(value, self.model)
         self._check_params(new)
         old, self.params = self.params, frozen(new)
-        hook = getattr(self, "_param_changed", None)  # TRANSITION: legacy models
         try:
             self.scheme.invalidate()
-            if hook is not None:
-                hook(name)
         except Exception:
             self.params = old
             self.scheme.invalidate()
-            if hook is not None:
-                hook(name)
             raise
 
     # ---- fields -------------------------------------------------------------------------
@@ -428,13 +419,3 @@ class Simulation:
         return (f"<{type(self).__name__} {self.model}/{self.scenario_name} {self.backend} "
                 f"{self.dtype} t={self.t:.6g} steps={self.steps}>")
 
-
-class _LegacyScheme:  # TRANSITION: removed once every family has its schemes
-    def __init__(self, sim):
-        self.sim = sim
-
-    def step(self, t, dt_limit):
-        return self.sim._step(dt_limit)
-
-    def invalidate(self):
-        pass
