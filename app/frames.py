@@ -37,7 +37,7 @@ class SimInfo:
     def of(cls, sim, generation: int = 0) -> "SimInfo":
         names = list(sim.field_infos)
         fields = {n: sim.field_info(n) for n in names}
-        shapes = {n: tuple(a.shape) for n, a in sim._fields().items() if n in fields}
+        shapes = {n: tuple(a.shape) for n, a in sim.device_fields().items() if n in fields}
         default = getattr(sim, "default_field", None) or names[0]
         return cls(model=sim.model, title=sim.title, scenario=sim.scenario_name,
                    backend=sim.backend, backend_reason=getattr(sim, "backend_reason", ""),

@@ -19,14 +19,9 @@ SWITCH_INTERVAL = 0.0005
 
 def _validate(model, scenario, params):
     """Bad command-line input raises ParameterError before any window opens (exit code 2)."""
-    from pdestudio.solvers.core.params import validate_all
-    from pdestudio.solvers.core.registry import model_class
     model = model or solvers.available_models()[0]
-    cls = model_class(model)
-    sc = cls.scenario(scenario)
-    p = validate_all(cls.schema(sc.name), params or {}, model)
-    cls._check_params(p)
-    return model, sc.name
+    solvers.validate(model, scenario, **(params or {}))
+    return model, scenario or solvers.describe(model)["scenarios"][0]["name"]
 
 
 def launch(model=None, scenario=None, params=None, backend="auto", dtype="float64",

@@ -77,10 +77,10 @@ class MainWindow(QMainWindow):
             self.model_box.addItem(m, m)
         self.scenario_box = QComboBox()
         self.backend_box = QComboBox()
-        self.backend_box.addItems(["auto", "numpy", "cupy"])
+        self.backend_box.addItems(list(solvers.BACKENDS))
         self.backend_box.setCurrentText(backend)
         self.dtype_box = QComboBox()
-        self.dtype_box.addItems(["float64", "float32"])
+        self.dtype_box.addItems(sorted(solvers.DTYPES, key=lambda d: d != "float64"))  # f64 first
         self.dtype_box.setCurrentText(dtype)
         for label, box in (("model", self.model_box), ("scenario", self.scenario_box),
                            ("backend", self.backend_box), ("dtype", self.dtype_box)):

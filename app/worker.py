@@ -18,7 +18,6 @@ from PySide6.QtCore import QThread, Signal
 
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
-from pdestudio.solvers.core.params import Param, frozen
 
 from .frames import Frame, Mailbox, SimInfo
 from .transfer import make_copier
@@ -29,34 +28,6 @@ STATS_EVERY = 0.25     # seconds between statistics updates
 SPEEDUP_BUDGET = 0.6   # seconds of stepping per backend in the speed-up measurement
 AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
 GUI_WAIT_MAX_S = 0.05  # longest wait for a screen that is behind (see _frame_of_steps)
-
-
-def param_of(d: dict) -> Param:
-    """The `Param` behind one entry of `solvers.describe(model)["parameters"]`."""
-    lo, hi = d.get("range", [None, None])
-    lo_open, hi_open = d.get("open", [False, False])
-    return Param(d["name"], d["type"], d["default"], d.get("help", ""), d.get("unit", ""),
-                 lo, hi, lo_open, hi_open, tuple(d.get("choices", ())), d.get("live", False),
-                 d.get("nullable", False))
-
-
-def apply_live(sim, name: str, value) -> None:
-    """Change a `live` parameter of a running simulation, validated like at creation (the
-    model reads its parameters every step). Raises ParameterError and changes nothing if bad."""
-    schema = type(sim).schema(sim.scenario_name)
-    if name not in schema:
-        raise ParameterError(f"{sim.model}: unknown parameter '{name}'")
-    p = schema[name]
-    if not p.live:
-        raise ParameterError(f"{sim.model}: parameter '{name}' applies on reset, not live")
-    setter = getattr(sim, "set_param", None)
-    if callable(setter):
-        setter(name, value)
-        return
-    new = dict(sim.params)
-    new[name] = p.validate(value, sim.model)
-    type(sim)._check_params(new)
-    sim.params = frozen(new)
 
 
 class SolverWorker(QThread):
@@ -185,7 +156,7 @@ class SolverWorker(QThread):
     def _cmd_live(self, name, value):
         if self.sim is None:
             return
-        apply_live(self.sim, name, value)
+        self.sim.set_param(name, value)  # validated; refused -> ParameterError, nothing changed
         self.info = SimInfo.of(self.sim, self.generation)
         self.message.emit(f"{name} = {self.sim.params[name]!r} applied live at t = "
                           f"{self.sim.t:.6g}", False)
@@ -283,9 +254,8 @@ class SolverWorker(QThread):
         done = cp.poll(wait=wait)
         if done is not None:
             self._deliver(done)
-        arrays = sim._fields()
-        names = [n for n in self.wanted if n in arrays]
-        if cp.submit({n: arrays[n] for n in names}, sim.t, sim.steps, info.generation):
+        arrays = sim.device_fields([n for n in self.wanted if n in info.shapes])
+        if cp.submit(arrays, sim.t, sim.steps, info.generation):
             self._acc["frames"] += 1
         if wait or not cp.busy:
             f = cp.poll(wait=True)

@@ -5,11 +5,13 @@
 median device seconds per call; `cpu_time(fn)` does the same with perf_counter for host work.
 `copy_bandwidth()` is the measured device-to-device copy rate (bytes read plus written per
 second) that every "fraction of the roofline" figure divides by: the one in pdestudio's bench
-harness, so the two agree.
+harness, so the two agree. `synchronize()` waits for the GPU work launched so far (for scripts that
+time a whole loop with the wall clock).
 """
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 
 from pdestudio.solvers.bench import copy_bandwidth  # noqa: F401  (re-exported)
@@ -36,4 +38,12 @@ def cpu_time(fn, *, repeat: int = 5, warmup: int = 1, max_duration: float = 30.0
     return float(statistics.median(times))
 
 
-__all__ = ["gpu_time", "cpu_time", "copy_bandwidth"]
+def synchronize() -> None:
+    """Wait for the work queued on the current CUDA stream; nothing to wait for where CuPy was
+    never imported (NumPy runs), and CuPy is not imported here for it."""
+    cp = sys.modules.get("cupy")
+    if cp is not None:
+        cp.cuda.get_current_stream().synchronize()
+
+
+__all__ = ["gpu_time", "cpu_time", "copy_bandwidth", "synchronize"]

@@ -27,7 +27,8 @@ __all__ = ["available_models", "describe", "validate", "check_param", "create", 
 
 def describe(model: str) -> dict:
     """The model's schema: parameters (name, type, default, range/choices, unit, help),
-    scenarios and fields. The GUI's panels are built from it."""
+    scenarios and fields (with the default field and the surfaces drawn together), and
+    `size_param`, the parameter that sets the problem size. The GUI's panels are built from it."""
     return model_class(model).describe()
 
 

@@ -13,16 +13,34 @@ from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget)
 
+from pdestudio import solvers
 from pdestudio.solvers import ParameterError
-
-from ..worker import param_of
 
 BAD = "QAbstractSpinBox, QLineEdit { background: #6b2020; color: white; }"
 BIG = 1e300
 
 
+class ParamSpec:
+    """One entry of `solvers.describe(model)["parameters"]`, as the editors read it. `validate`
+    is `solvers.check_param`: the value converted and range-checked by the model's own rule."""
+
+    def __init__(self, model: str, scenario: str | None, d: dict):
+        self.model, self.scenario = model, scenario
+        self.name, self.type, self.default = d["name"], d["type"], d["default"]
+        self.help, self.unit = d.get("help", ""), d.get("unit", "")
+        self.choices = tuple(d.get("choices", ()))
+        self.live, self.nullable = d.get("live", False), d.get("nullable", False)
+        self.allowed = d["allowed"]
+
+    def range_text(self) -> str:
+        return self.allowed
+
+    def validate(self, value):
+        return solvers.check_param(self.model, self.name, value, self.scenario)
+
+
 class NumberBox(QDoubleSpinBox):
-    """A spin box for an int/float `Param` that accepts any typed number and validates it with
+    """A spin box for an int/float `ParamSpec` that accepts any typed number and validates it with
     the parameter's own rule (open ends included) when editing finishes; arrows step within it."""
 
     def __init__(self, param, value, on_reject, on_accept):
@@ -125,7 +143,7 @@ class ParamPanel(QWidget):
         values = values or {}
         self._values = {}
         for d in schema["parameters"]:
-            p = param_of(d)
+            p = ParamSpec(schema["model"], scenario, d)
             name = p.name
             default = defaults.get(name, p.default)
             try:

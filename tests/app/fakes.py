@@ -1,7 +1,9 @@
 """Small stand-in models of the mesh kinds no registered model may have yet (2D grid cell fields
 with two surfaces, triangle meshes with vertex and cell fields, a mesh file parameter). They are
 registered only for the duration of a test (monkeypatched registry), so the app's views, exports
-and mesh loading are tested on every kind even before the real models land."""
+and mesh loading are tested on every kind even before the real models land. Each advances its
+state with a small reference scheme (solvers/core/scheme.py) and has no fused one (so no `kernel`
+parameter)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,8 +11,26 @@ from dataclasses import dataclass
 import numpy as np
 
 from pdestudio.solvers.core.params import Param, Scenario
+from pdestudio.solvers.core.scheme import SchemeBase
 from pdestudio.solvers.core.simulation import FieldInfo, Simulation
 from pdestudio.solvers.mesh import Grid2D
+
+
+def _unit_step(dt_limit) -> float:
+    return 1.0 if dt_limit is None else min(1.0, dt_limit)
+
+
+class WaveScheme(SchemeBase):
+    """Explicit diffusion of the free surface over the bottom."""
+
+    def step(self, t, dt_limit):
+        sim = self.sim
+        h, c = sim.state["h"], sim.params["c"]
+        eta = h + sim.xp.asarray(sim.bottom)
+        p = sim.xp.pad(eta, 1, mode="edge")
+        lap = p[2:, 1:-1] + p[:-2, 1:-1] + p[1:-1, 2:] + p[1:-1, :-2] - 4 * eta
+        sim.state["h"] = h + c * lap
+        return _unit_step(dt_limit)
 
 
 class FakeWave2D(Simulation):
@@ -29,6 +49,7 @@ class FakeWave2D(Simulation):
                    "bottom": FieldInfo("cell", "m", "bottom height", settable=False)}
     default_field = "h"
     surfaces = ("eta", "bottom")
+    reference_scheme = WaveScheme
 
     def _setup(self):
         n = self.params["nx"]
@@ -38,14 +59,6 @@ class FakeWave2D(Simulation):
         self.bottom = -1 + 0.4 * np.exp(-X**2 - Y**2)
         eta = 0.5 * (np.hypot(X, Y) < 1.5) if self.scenario_name == "bump" else 0 * X
         self.state["h"] = self.xp.asarray(eta - self.bottom, dtype=self.dtype)
-
-    def _step(self, dt_limit):
-        h, c = self.state["h"], self.params["c"]
-        eta = h + self.xp.asarray(self.bottom)
-        p = self.xp.pad(eta, 1, mode="edge")
-        lap = p[2:, 1:-1] + p[:-2, 1:-1] + p[1:-1, 2:] + p[1:-1, :-2] - 4 * eta
-        self.state["h"] = h + c * lap
-        return 1.0 if dt_limit is None else min(1.0, dt_limit)
 
     def _fields(self):
         h = self.state["h"]
@@ -79,6 +92,28 @@ def tube(n: int):
     return np.column_stack([pts[:, 0] * 3, np.cos(th), np.sin(th)]), cells
 
 
+class EdgeDiffusionScheme(SchemeBase):
+    """Graph-Laplacian diffusion of the vertex values along the mesh edges."""
+
+    def step(self, t, dt_limit):
+        sim = self.sim
+        u = sim.state["u"]
+        d = u[sim.j] - u[sim.i]
+        lap = np.zeros_like(u)
+        np.add.at(lap, sim.i, d)
+        np.add.at(lap, sim.j, -d)
+        sim.state["u"] = u + sim.params["D"] * lap / 6
+        return _unit_step(dt_limit)
+
+
+class DecayScheme(SchemeBase):
+    """The free surface decays by 1 % a step."""
+
+    def step(self, t, dt_limit):
+        self.sim.state["eta"] = self.sim.state["eta"] * 0.99
+        return _unit_step(dt_limit)
+
+
 class FakeSurfaceRD(Simulation):
     contract_params = {"vertices": 100}
     model = "fake-surface-rd"
@@ -92,6 +127,7 @@ class FakeSurfaceRD(Simulation):
                  Scenario("file", "a mesh file"))
     field_infos = {"u": FieldInfo("vertex", "", "concentration"),
                    "w": FieldInfo("cell", "", "cell mean", settable=False)}
+    reference_scheme = EdgeDiffusionScheme
 
     @classmethod
     def _check_params(cls, p):
@@ -115,15 +151,6 @@ class FakeSurfaceRD(Simulation):
         u0 = np.sin(3 * pts[:, 0]) * np.cos(2 * np.pi * pts[:, 1]) + pts[:, 2]
         self.state["u"] = self.xp.asarray(u0, dtype=self.dtype)
 
-    def _step(self, dt_limit):
-        u = self.state["u"]
-        d = u[self.j] - u[self.i]
-        lap = np.zeros_like(u)
-        np.add.at(lap, self.i, d)
-        np.add.at(lap, self.j, -d)
-        self.state["u"] = u + self.params["D"] * lap / 6
-        return 1.0 if dt_limit is None else min(1.0, dt_limit)
-
     def _fields(self):
         u = self.state["u"]
         return {"u": u, "w": u[self.mesh.cells].mean(axis=1)}
@@ -141,16 +168,13 @@ class FakeFlatWater(FakeSurfaceRD):
                    "bottom": FieldInfo("cell", "m", "bottom", settable=False)}
     default_field = "eta"
     surfaces = ("eta", "bottom")
+    reference_scheme = DecayScheme
 
     def _setup(self):
         super()._setup()
         c = self.mesh.points[self.mesh.cells].mean(axis=1)
         self.bottom = -1 + 0.3 * np.exp(-((c[:, 0] - 1) ** 2 + (c[:, 1] - 0.5) ** 2) * 8)
         self.state = {"eta": self.xp.asarray(0.2 * (c[:, 0] < 0.6), dtype=self.dtype)}
-
-    def _step(self, dt_limit):
-        self.state["eta"] = self.state["eta"] * 0.99
-        return 1.0 if dt_limit is None else min(1.0, dt_limit)
 
     def _fields(self):
         return {"eta": self.state["eta"], "bottom": self.xp.asarray(self.bottom)}

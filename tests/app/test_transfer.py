@@ -33,9 +33,10 @@ def test_host_copies_are_snapshots():
 
 
 def test_numpy_backend_never_imports_cupy():
-    code = ("import sys; from pdestudio.app.transfer import make_copier; from pdestudio.app.frames import SimInfo; "
-            "from pdestudio import solvers; s = solvers.create('heat-1d', backend='numpy', nx=16); "
-            "c = make_copier(s.backend); c.submit(s._fields(), 0, 0, 0); c.poll(); "
+    code = ("import sys; from pdestudio.app.transfer import make_copier; "
+            "from pdestudio.app.frames import SimInfo; from pdestudio import solvers; "
+            "s = solvers.create('heat-1d', backend='numpy', nx=16); "
+            "c = make_copier(s.backend); c.submit(s.device_fields(), 0, 0, 0); c.poll(); "
             "SimInfo.of(s); print('cupy' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "False", r.stderr
@@ -71,7 +72,7 @@ def test_pinned_handover_on_a_model():
     from pdestudio import solvers
     sim = solvers.create("heat-1d", backend="cupy", nx=4096)
     c = make_copier("cupy")
-    c.submit(sim._fields(), sim.t, sim.steps, 0)
+    c.submit(sim.device_fields(), sim.t, sim.steps, 0)
     sim.step(10)  # runs while the copy may still be in flight
     f = c.poll(wait=True)
     ref = solvers.create("heat-1d", backend="numpy", nx=4096)

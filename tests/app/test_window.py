@@ -1,9 +1,15 @@
 """The window under a virtual display (pytest-xvfb; Qt's `offscreen` platform has no OpenGL):
 every registered model opens, runs and draws; panel edits reach the simulation; pause, step and
-reset; every export; bad mesh files and formulas leave the simulation untouched."""
+reset; every export; bad mesh files and formulas leave the simulation untouched.
+
+The solver runs in its own thread and reaches the window through queued signals, so a test never
+sleeps and never assumes which thread gets there first: it waits (qtbot.waitUntil) for the very
+thing the user would see (the message, the frame of a given step or generation, the file with its
+"wrote" message), and counts frames only from a point the worker cannot have passed yet."""
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -36,13 +42,48 @@ def win(qtbot):
     w.close()
 
 
+@contextmanager
+def shown_when(win, signal, match):
+    """Records `win.frames_shown` when the worker's `signal` reaches the window with arguments
+    that `match`. Signals from the worker arrive in the order it sent them, so every frame it
+    published after that signal is drawn later: wait for `win.frames_shown > seen[0]`."""
+    seen = []
+
+    def slot(*args):
+        if not seen and match(*args):
+            seen.append(win.frames_shown)
+
+    signal.connect(slot)
+    try:
+        yield seen
+    finally:
+        signal.disconnect(slot)
+
+
 def open_model(win, qtbot, model, scenario=None, params=None):
+    """Open `model`; return its simulation once a frame of the new setup has been drawn."""
     before = win.info.generation if win.info else 0
-    win.open_model(model, scenario, small_params(model) if params is None else params)
-    qtbot.waitUntil(lambda: win.info is not None and win.info.generation > before
-                    and win.info.model == model and win.frames_shown > 0
-                    and getattr(win, "last_frame", None) is not None, timeout=WAIT)
+    new = lambda info: info.generation > before and info.model == model  # noqa: E731
+    with shown_when(win, win.worker.created, new) as seen:
+        win.open_model(model, scenario, small_params(model) if params is None else params)
+        qtbot.waitUntil(lambda: bool(seen) and win.frames_shown > seen[0], timeout=WAIT)
     return win.worker.sim
+
+
+def wait_message(win, qtbot, text, error=False):
+    """Wait for the status message `text` (exactly, or its start when `text` ends in '…')."""
+    if text.endswith("…"):
+        ok = lambda: win.last_message[0].startswith(text[:-1])  # noqa: E731
+    else:
+        ok = lambda: win.last_message[0] == text  # noqa: E731
+    qtbot.waitUntil(lambda: ok() and win.last_message[1] == error, timeout=WAIT)
+
+
+def step_and_wait(win, qtbot):
+    """One step; returns once the frame of that step is drawn."""
+    n = win.last_frame[1]
+    win.worker.submit("step", 1)
+    qtbot.waitUntil(lambda: win.last_frame[1] == n + 1, timeout=WAIT)
 
 
 def picture(win):
@@ -78,8 +119,10 @@ def test_every_model_opens_runs_and_draws(win, qtbot, fake_models, model):
 def test_panel_edits_reach_the_simulation(win, qtbot):
     sim = open_model(win, qtbot, "heat-1d", params={"nx": 64})
     assert win.panel.set_value("Fo", 0.3)  # live
-    qtbot.waitUntil(lambda: win.worker.sim.params["Fo"] == 0.3, timeout=WAIT)
-    assert win.worker.sim is sim and "applied live" in win.last_message[0]
+    # The worker changes the parameter, then reports it: wait for the report (what the user
+    # sees), not for the parameter (which is set before the message is even sent).
+    wait_message(win, qtbot, "Fo = 0.3 applied live at t = 0…")
+    assert win.worker.sim is sim and sim.params["Fo"] == 0.3
     # refused at the widget with the reason, the simulation untouched
     assert not win.panel.set_value("Fo", 0.7)
     assert "'Fo' = 0.7 is out of range; allowed: a finite number in (0, 0.5]" in win.last_message[0]
@@ -111,9 +154,7 @@ def test_choices_scenario_backend_dtype(win, qtbot, fake_models):
     # the image view of a 2D grid, and back
     win.mode_box.setCurrentText("image")
     win._rebuild_view()
-    frames = win.frames_shown
-    win.worker.submit("step", 1)
-    qtbot.waitUntil(lambda: win.frames_shown > frames, timeout=WAIT)
+    step_and_wait(win, qtbot)
     assert type(win.view).__name__ == "ImageView" and not_blank(picture(win))
 
 
@@ -140,13 +181,14 @@ def test_pause_step_reset(win, qtbot):
 def test_colormap_range_camera_and_profiler(win, qtbot):
     open_model(win, qtbot, "heat-1d", params={"nx": 64})
     win.set_scale(cmap="coolwarm", mode="fixed", lo=-2, hi=2)
-    win.worker.submit("step", 1)
-    qtbot.waitUntil(lambda: win.view.limits == (-2.0, 2.0), timeout=WAIT)
+    step_and_wait(win, qtbot)
+    assert win.view.limits == (-2.0, 2.0)
     win.set_scale(lo=1, hi=1)
     assert "is empty" in win.last_message[0]
     win.set_scale(mode="symmetric")
-    win.worker.submit("step", 1)
-    qtbot.waitUntil(lambda: win.view.limits[0] == -win.view.limits[1], timeout=WAIT)
+    step_and_wait(win, qtbot)
+    lo, hi = win.view.limits
+    assert lo == -hi and (lo, hi) != (-2.0, 2.0)
     win.reset_camera()
     win.run_action.setChecked(True)
     qtbot.waitUntil(lambda: win.profiler.values.get("steps_per_s", 0) > 0
@@ -168,12 +210,14 @@ def test_exports_from_the_window(win, qtbot, tmp_path):
     win.export_png(str(tmp_path / "c.png"))
     img = iio.imread(tmp_path / "c.png")
     assert img.shape[:2] == tuple(win.canvas.physical_size[::-1]) and img.std() > 5
+    # the file is complete when the worker says so (it exists, half written, before that)
     win.export_data(str(tmp_path / "d.vtu"))
-    qtbot.waitUntil(lambda: (tmp_path / "d.vtu").exists() and "wrote" in win.last_message[0],
-                    timeout=WAIT)
+    wait_message(win, qtbot, f"wrote {tmp_path / 'd.vtu'}")
     assert len(meshio.read(tmp_path / "d.vtu").point_data["T"]) == 64
     win.export_data(str(tmp_path / "d.npz"))
-    qtbot.waitUntil(lambda: (tmp_path / "d.npz").exists(), timeout=WAIT)
+    wait_message(win, qtbot, f"wrote {tmp_path / 'd.npz'}")
+    with np.load(tmp_path / "d.npz") as z:
+        assert len(z["T"]) == 64
     win.export_data(str(tmp_path / "d.txt"))
     assert win.last_message[1] and "allowed data formats" in win.last_message[0]
     for suffix in (".mp4", ".gif"):
@@ -204,8 +248,8 @@ def test_bad_mesh_and_formula_leave_the_simulation_untouched(win, qtbot, tmp_pat
     bad = tmp_path / "bad.obj"
     bad.write_text("this is not a mesh\nf 1 2 9\n")
     win.load_mesh(str(bad))
-    qtbot.waitUntil(lambda: win.last_message[1], timeout=WAIT)
-    assert "bad.obj" in win.last_message[0]
+    qtbot.waitUntil(lambda: win.last_message[1] and "bad.obj" in win.last_message[0],
+                    timeout=WAIT)
     assert win.worker.sim is sim and win.info.generation == gen
     np.testing.assert_array_equal(sim.fields()[field], before)
     win.load_mesh(str(tmp_path / "missing.obj"))
@@ -227,7 +271,7 @@ def test_bad_mesh_and_formula_leave_the_simulation_untouched(win, qtbot, tmp_pat
     assert win.worker.sim.scenario_name == "file" and len(win.info.mesh.points) == 36
     assert win.panel.values()["mesh"] == str(tmp_path / "good.obj")
     win.apply_initial(field, "formula:1 + x + 2*y")
-    qtbot.waitUntil(lambda: win.last_message[0].startswith(f"set {field}"), timeout=WAIT)
+    wait_message(win, qtbot, f"set {field} from formula:1 + x + 2*y")
     got = win.worker.sim.fields()[field]
     p = np.asarray(win.info.mesh.points)
     np.testing.assert_allclose(got, 1 + p[:, 0] + 2 * p[:, 1])
@@ -260,9 +304,11 @@ def test_screenshot_from_the_command_line(tmp_path):
 def test_sample_image_as_initial_condition(win, qtbot, fake_models):
     from pdestudio.app.window import SAMPLES
     sim = open_model(win, qtbot, "fake-wave-2d")
-    frames = win.frames_shown
-    win.apply_initial("h", f"{SAMPLES / 'two-bumps.png'}@1,2")
-    qtbot.waitUntil(lambda: win.last_message[0].startswith("set h"), timeout=WAIT)
+    source = f"{SAMPLES / 'two-bumps.png'}@1,2"
+    with shown_when(win, win.worker.message, lambda text, error: text == f"set h from {source}") \
+            as seen:
+        win.apply_initial("h", source)
+        # the view shows it: a frame sent after the message
+        qtbot.waitUntil(lambda: bool(seen) and win.frames_shown > seen[0], timeout=WAIT)
     h = sim.fields()["h"]
     assert 1.0 <= h.min() < 1.05 and 1.9 < h.max() <= 2.0  # black..white -> 1..2
-    qtbot.waitUntil(lambda: win.frames_shown > frames, timeout=WAIT)  # the view shows it

@@ -6,8 +6,11 @@ it, as the colour range does). Drawing itself is not included: see the window's 
 (`pdestudio --model M --run-for S`) for that, or --render, which draws each frame taken with
 the window's view on an offscreen canvas (EGL) in the reader thread.
 
-    python -m pdestudio.app.handover_bench mean-curvature shallow-water --size 1024 --backend cupy
-    python -m pdestudio.app.handover_bench mean-curvature --size 1024 --render   # + offscreen drawing
+    python -m benchmarks.app.handover_bench mean-curvature shallow-water --size 1024 --backend cupy
+    python -m benchmarks.app.handover_bench mean-curvature --size 1024 --render   # + drawing
+
+It uses the public API (`solvers.create`, `solvers.describe`, `Simulation.device_fields`) and the
+app's own hand-over pieces (frames, transfer, export), which are what it measures.
 """
 from __future__ import annotations
 
@@ -19,8 +22,10 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from .frames import Mailbox, SimInfo
-from .transfer import make_copier
+from pdestudio.app.frames import Mailbox, SimInfo
+from pdestudio.app.transfer import make_copier
+
+from ..timing import synchronize
 
 
 def plain_rate(sim, seconds: float) -> tuple[float, int]:
@@ -29,7 +34,7 @@ def plain_rate(sim, seconds: float) -> tuple[float, int]:
         sim.step(n)
         steps += n
         n = min(2 * n, 4096)
-    sim._be.synchronize()
+    synchronize()
     return steps / (time.perf_counter() - t0), steps
 
 
@@ -46,7 +51,7 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
         r = None
         try:
             if render:
-                from .export import Renderer
+                from pdestudio.app.export import Renderer
                 r = Renderer(None, info.default_field, size=(832, 640), info=info)
                 how[0] = r.how
         finally:
@@ -62,7 +67,7 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
                     r.view.set_frame(f, r.field, r.scale)
                     r.canvas.render(alpha=False)
                 else:
-                    from .software import render_software
+                    from pdestudio.app.software import render_software
                     render_software(info, f, r.field, r.scale, r.size)
                 draw.append(time.perf_counter() - t0)
                 f.done()
@@ -87,14 +92,13 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
         if done is not None:
             transfer.append(done.transfer_s)
             box.put(done)
-        arrays = sim._fields()
-        if copier.submit({n: arrays[n] for n in names}, sim.t, sim.steps, 0):
+        if copier.submit(sim.device_fields(names), sim.t, sim.steps, 0):
             frames += 1
         if not copier.busy:
             f = copier.poll(wait=True)
             transfer.append(f.transfer_s)
             box.put(f)
-    sim._be.synchronize()
+    synchronize()
     wall = time.perf_counter() - t0
     stop.set()
     th.join()
@@ -118,13 +122,11 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     rows = []
     for model in a.models:
-        from pdestudio.solvers.core.registry import model_class
-        cls = model_class(model)
+        schema = solvers.describe(model)
         sim = solvers.create(model, backend=a.backend, dtype=a.dtype,
-                             **{cls.size_param: a.size})
+                             **{schema["size_param"]: a.size})
         sim.step(1)  # compile kernels
-        default = getattr(cls, "default_field", None) or next(iter(cls.field_infos))
-        names = list(dict.fromkeys(list(getattr(cls, "surfaces", ())) + [default]))
+        names = list(dict.fromkeys(schema["surfaces"] + [schema["default_field"]]))
         rate, steps = plain_rate(sim, a.seconds)
         h = handover_rate(sim, a.seconds, names, render=a.render)
         row = {"model": model, "size": a.size, "backend": sim.backend, "dtype": sim.dtype,

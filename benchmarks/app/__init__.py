@@ -1,0 +1,1 @@
+"""Measurements of the app's frame hand-over (solver thread -> screen), without Qt."""
