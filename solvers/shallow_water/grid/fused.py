@@ -32,6 +32,7 @@ from ...core.scheme import SchemeBase
 from .reference import SSP3
 
 CU_FILE = Path(__file__).parent / "kernels" / "grid.cu"
+RIEMANN = Path(__file__).parents[1] / "kernels"  # riemann.cuh
 BLOCK = (32, 8)
 BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
@@ -50,7 +51,7 @@ class GridFused(SchemeBase):
         opts = ("--use_fast_math",) if dtype == "float32" else ()
         opts += tuple(f"-D{k}={int(v)}" for k, v in sorted((tuning or {}).items()))
         self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3"],
-                              options=opts)
+                              options=opts, include_dirs=(RIEMANN,))
         self.variant = variant if order == 1 else "stages"
         self.bits = np.uint32 if dtype == "float32" else np.uint64
         self.slots = cp.zeros(3, dtype=self.bits)

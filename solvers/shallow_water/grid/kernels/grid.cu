@@ -1,8 +1,9 @@
 // One-layer shallow water on a structured grid: fused kernels (seed 002 §4, §6; SPEC §3.3).
-// The same discrete operator as grid_scheme.py (read its docstring for the maths): the
-// path-conservative Roe scheme with the closed-form eigenstructure, Harten–Hyman entropy fix and
-// upwinded bottom source; order 3 adds the CWENO3 reconstruction of (eta, qx, qy, H), two Gauss
-// points per edge, the 2x2 Gauss volume term of eq. (26) and one SSP-RK3 stage per launch.
+// The same discrete operator as grid/reference.py (read its docstring for the maths): the
+// path-conservative Roe solver roe1 of ../../kernels/riemann.cuh (closed-form eigenstructure,
+// Harten–Hyman entropy fix, upwinded bottom source), called on the grid's axis frames; order 3
+// adds the CWENO3 reconstruction of (eta, qx, qy, H), two Gauss points per edge, the 2x2 Gauss
+// volume term of eq. (26) and one SSP-RK3 stage per launch.
 //
 // Walls: ghost cells are mirror images with the normal momentum reversed.
 //
@@ -20,7 +21,9 @@
 
 #define SWD __device__ __forceinline__
 
-// Tuning knobs of sw_strip1 (grid_fused.py passes -D options): the minimum number of resident
+#include "riemann.cuh"  // the Roe solver (roe1, hh_split) and rsqrt_/rcp_
+
+// Tuning knobs of sw_strip1 (grid/fused.py passes -D options): the minimum number of resident
 // blocks per SM asked of the register allocator for float32 (0: none), and the unrolling of the
 // row loop.
 #ifndef SW_STRIP_MINB
@@ -64,13 +67,6 @@ SWD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 SWD double add_rn(double a, double b) { return __dadd_rn(a, b); }
 SWD double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 SWD double div_rn(double a, double b) { return __ddiv_rn(a, b); }
-// 1/sqrt(x) and 1/x: the hardware approximations in float32 (MUFU, ~2 ulp; deterministic),
-// correctly rounded or 1-ulp library functions in float64.
-SWD float rsqrt_(float x) { return rsqrtf(x); }
-SWD double rsqrt_(double x) { return rsqrt(x); }
-SWD float rcp_(float x) { return __fdividef(1.0f, x); }
-SWD double rcp_(double x) { return __drcp_rn(x); }
-
 // |u~| + c~ of the Roe matrix at an edge (normal momentum qn; r = 1/sqrt(h) of each side;
 // hg = g/2). Explicitly rounded: the same bits wherever it is evaluated.
 template <typename T>
@@ -87,51 +83,6 @@ template <typename T>
 SWD T cell_z(T sx, T sS, T sN, T dx, T dy)
 {
     return add_rn(mul_rn(dy, sx), mul_rn(dx, add_rn(sS, sN)));
-}
-
-// Harten–Hyman split of the eigenvalue lam: returns mu^-; mu^+ = lam - mu^-.
-template <typename T>
-SWD T hh_minus(T lam, T lamL, T lamR)
-{
-    if (lamL < T(0) && lamR > T(0)) return lamL * (lamR - lam) / (lamR - lamL);
-    return fmin(lam, T(0));
-}
-
-// Path-conservative Roe fluctuations at an edge with normal from L to R, components (h, qn, qt):
-// m = D^- (sent to the left cell) and p = D^+ (sent to the right cell). rL, rR = 1/sqrt(h).
-template <typename T>
-SWD void roe_both(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T qtR, T HR, T rR, T g, T rg,
-                  T m[3], T p[3])
-{
-    const T sL = hL * rL, sR = hR * rR;          // sqrt(h)
-    const T aL = qnL * rL, aR = qnR * rR;        // sqrt(h) u
-    const T w = rcp_(sL + sR);
-    const T u = (aL + aR) * w;
-    const T v = (qtL * rL + qtR * rR) * w;
-    const T c2 = T(0.5) * g * (hL + hR);
-    const T rc = rsqrt_(c2);
-    const T c = c2 * rc, inv2c = T(0.5) * rc;
-    const T uL = aL * rL, uR = aR * rR;
-    const T dh = hR - hL, dqn = qnR - qnL, dqt = qtR - qtL, dH = HR - HL;
-    const T l1 = u - c, l3 = u + c;
-    const T a1 = (l3 * dh - dqn) * inv2c;
-    const T a3 = (dqn - l1 * dh) * inv2c;
-    const T a2 = dqt - v * dh;
-    const T s3 = T(0.5) * c * dH;
-    const T cL = rg * sL, cR = rg * sR;
-    const T m1 = hh_minus(l1, uL - cL, uR - cR);
-    const T m3 = hh_minus(l3, uL + cL, uR + cR);
-    const bool neg1 = l1 < T(0), neg3 = l3 < T(0);
-    const T w1 = m1 * a1, w3 = m3 * a3;
-    const T w1m = neg1 ? w1 + s3 : w1, w3m = neg3 ? w3 - s3 : w3;
-    const T w1p = (l1 - m1) * a1 + (neg1 ? T(0) : s3);
-    const T w3p = (l3 - m3) * a3 - (neg3 ? T(0) : s3);
-    m[0] = w1m + w3m;
-    m[1] = w1m * l1 + w3m * l3;
-    m[2] = m[0] * v + fmin(u, T(0)) * a2;
-    p[0] = w1p + w3p;
-    p[1] = w1p * l1 + w3p * l3;
-    p[2] = p[0] * v + fmax(u, T(0)) * a2;
 }
 
 // ---- first order, Δt pass ------------------------------------------------------------------
@@ -166,16 +117,16 @@ SWD void rate1(const T* __restrict__ h, const T* __restrict__ qx, const T* __res
     load_cell(h, qx, qy, H, i, j, nx, ny, h0, qx0, qy0, H0);
     const T r0 = rsqrt_(h0);
     load_cell(h, qx, qy, H, i - 1, j, nx, ny, hn, qxn, qyn, Hn);
-    roe_both(hn, qxn, qyn, Hn, rsqrt_(hn), h0, qx0, qy0, H0, r0, g, rg, m, p);
+    roe1(hn, qxn, qyn, Hn, rsqrt_(hn), h0, qx0, qy0, H0, r0, g, rg, m, p);
     T sh = p[0], sqx = p[1], sqy = p[2];
     load_cell(h, qx, qy, H, i + 1, j, nx, ny, hn, qxn, qyn, Hn);
-    roe_both(h0, qx0, qy0, H0, r0, hn, qxn, qyn, Hn, rsqrt_(hn), g, rg, m, p);
+    roe1(h0, qx0, qy0, H0, r0, hn, qxn, qyn, Hn, rsqrt_(hn), g, rg, m, p);
     sh += m[0]; sqx += m[1]; sqy += m[2];
     load_cell(h, qx, qy, H, i, j - 1, nx, ny, hn, qxn, qyn, Hn);
-    roe_both(hn, qyn, qxn, Hn, rsqrt_(hn), h0, qy0, qx0, H0, r0, g, rg, m, p);
+    roe1(hn, qyn, qxn, Hn, rsqrt_(hn), h0, qy0, qx0, H0, r0, g, rg, m, p);
     T th = p[0], tqy = p[1], tqx = p[2];
     load_cell(h, qx, qy, H, i, j + 1, nx, ny, hn, qxn, qyn, Hn);
-    roe_both(h0, qy0, qx0, H0, r0, hn, qyn, qxn, Hn, rsqrt_(hn), g, rg, m, p);
+    roe1(h0, qy0, qx0, H0, r0, hn, qyn, qxn, Hn, rsqrt_(hn), g, rg, m, p);
     th += m[0]; tqy += m[1]; tqx += m[2];
     rh = -sh * rdx - th * rdy;
     rqx = -sqx * rdx - tqx * rdy;
@@ -249,7 +200,7 @@ SWD void edge_both(const Poly<T> L[4], const Poly<T> R[4], T g, T rg, T m[3], T 
     for (int q = 0; q < 2; ++q) {
         const T hL = le[q] + lH[q], hR = re[q] + rH[q];
         T mm[3], pp[3];
-        roe_both(hL, YDIR ? ly[q] : lx[q], YDIR ? lx[q] : ly[q], lH[q], rsqrt_(hL),
+        roe1(hL, YDIR ? ly[q] : lx[q], YDIR ? lx[q] : ly[q], lH[q], rsqrt_(hL),
                  hR, YDIR ? ry[q] : rx[q], YDIR ? rx[q] : ry[q], rH[q], rsqrt_(hR), g, rg, mm, pp);
 #pragma unroll
         for (int k = 0; k < 3; ++k) { m[k] += mm[k]; p[k] += pp[k]; }
@@ -329,7 +280,7 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
     load_cell(h, qx, qy, H, i, jbeg, nx, ny, hc, qxc, qyc, Hc);
     rc = rsqrt_(hc);
     T fs[3], m[3];  // D^+ of the south edge of the current row: components (h, qy, qx)
-    roe_both(hn, qyn, qxn, Hn, rsqrt_(hn), hc, qyc, qxc, Hc, rc, g, rg, m, fs);
+    roe1(hn, qyn, qxn, Hn, rsqrt_(hn), hc, qyc, qxc, Hc, rc, g, rg, m, fs);
     load_cell(h, qx, qy, H, i, jbeg + 1, nx, ny, hn, qxn, qyn, Hn);
     rn = rsqrt_(hn);
     if (lane == 31) load_cell(h, qx, qy, H, i + 1, jbeg, nx, ny, hef, qxef, qyef, Hef);
@@ -358,9 +309,9 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
             load_row(ie, fxe, j + 1, hef, qxef, qyef, Hef);
         }
         T mN[3], pN[3];
-        roe_both(hc, qyc, qxc, Hc, rc, hn, qyn, qxn, Hn, rn, g, rg, mN, pN);
+        roe1(hc, qyc, qxc, Hc, rc, hn, qyn, qxn, Hn, rn, g, rg, mN, pN);
         T mE[3], pE[3];
-        roe_both(hc, qxc, qyc, Hc, rc, hE, qxE, qyE, HE, rE, g, rg, mE, pE);
+        roe1(hc, qxc, qyc, Hc, rc, hE, qxE, qyE, HE, rE, g, rg, mE, pE);
         const T pW0 = __shfl_up_sync(FULL_MASK, pE[0], 1);
         const T pW1 = __shfl_up_sync(FULL_MASK, pE[1], 1);
         const T pW2 = __shfl_up_sync(FULL_MASK, pE[2], 1);

@@ -1,6 +1,7 @@
 // Unstructured finite volumes on triangles: the kernel bodies shared by the one- and two-layer
-// systems (tri_one.cu, tri_two.cu). The per-edge physics is `Flux<E, NL, SCHEME>::apply`,
-// the device twin of tri_flux.py (E: the compute type; T: the storage type of the state).
+// systems (one_layer.cu, two_layer.cu). The per-edge physics is `Flux<E, NL, SCHEME>::apply` of
+// ../../kernels/riemann.cuh, the device twin of riemann.py (E: the compute type; T: the storage
+// type of the state).
 //
 // State W is structure-of-arrays: W[k*M + cell], k < NV = 3 NL. Per-edge tables (edges sorted by
 // their lower-numbered cell): L, R (-1 = wall), posL/posR = slot*M + cell, nx, ny, len.
@@ -16,48 +17,13 @@
 // atomicMin on the bits of a positive float (NaN and inf lose), the same-step form.
 #pragma once
 
+#include "riemann.cuh"
+
 template <typename T> __device__ __forceinline__ T inf_val();
 template <> __device__ __forceinline__ float inf_val<float>() { return __int_as_float(0x7f800000); }
 template <> __device__ __forceinline__ double inf_val<double>() {
     return __longlong_as_double(0x7ff0000000000000LL);
 }
-
-template <typename E>
-__device__ __forceinline__ E sgn1(E x) { return x < E(0) ? E(-1) : E(1); }
-
-// Harten-Hyman's delta = max(0, lam - lam_l, lam_r - lam): nonzero (and > |lam|) only in a
-// transonic rarefaction. Harten's smoothed |lam|_d = (lam^2 + d^2) / (2 d) where |lam| < d.
-template <typename E>
-__device__ __forceinline__ E habs(E lam, E lam_l, E lam_r) {
-    E d = fmax(fmax(lam - lam_l, lam_r - lam), E(0));
-    return fabs(lam) < d ? (lam * lam + d * d) / (E(2) * d) : fabs(lam);
-}
-
-// Left fraction (1 - sgn_d(lam)) / 2 of a wave, sgn_d = lam / |lam|_d (bounded in [0, 1]).
-template <typename E>
-__device__ __forceinline__ E theta_hh(E lam, E lam_l, E lam_r) {
-    E d = fmax(fmax(lam - lam_l, lam_r - lam), E(0));
-    E s = fabs(lam) < d ? E(2) * d * lam / (lam * lam + d * d) : sgn1(lam);
-    return E(0.5) * (E(1) - s);
-}
-
-template <typename E>
-__device__ __forceinline__ E roe_avg(E sl, E sr, E hl, E hr, E al, E ar) {
-    return (sl * al / hl + sr * ar / hr) / (sl + sr);
-}
-
-// The parabola through (x1, f1), (x2, f2), (x3, |x3|) (PVM-IFCP).
-template <typename E>
-__device__ __forceinline__ void parabola(E x1, E x2, E x3, E f1, E f2, E& a0, E& a1, E& a2) {
-    E f3 = fabs(x3);
-    E d12 = (f2 - f1) / (x2 - x1);
-    E d13 = (f3 - f1) / (x3 - x1);
-    a2 = (d13 - d12) / (x3 - x2);
-    a1 = d12 - a2 * (x1 + x2);
-    a0 = f1 - a1 * x1 - a2 * x1 * x1;
-}
-
-template <typename E, int NL, int SCH> struct Flux;
 
 template <typename T> struct Bits;
 template <> struct Bits<float> { typedef unsigned int type; };
