@@ -29,6 +29,9 @@ STAGES = ("classic", "up", "diamond", "down")
 GRAPH_STEPS = 256  # steps captured in one CUDA graph (classic-graph)
 
 
+_FINAL, _PREDICTOR = np.int32(0), np.int32(1)  # the tier flag of the classic kernels
+
+
 class SweptFused(TieredScheme):
     """The fused launches of a tiered scheme. `graph_steps`: the steps one captured CUDA graph
     holds (classic-graph; even, so that heat's ping-pong ends where it began)."""
@@ -45,6 +48,9 @@ class SweptFused(TieredScheme):
         self.V = sim.xp.empty_like(sim.U)  # heat: the other half of the ping-pong; else predictor
         self._graphs: dict = {}
         self._E = None
+        self._args = (None, ())  # (dt, kernel_args(dt)): the per-launch scalars, built once per dt
+        n, W = sim.U.shape[1], sim.params["block"]
+        self._launch = (((n + W - 1) // W,), (W,), np.int32(n))
         ks = load_kernels(self.CU_FILE, sim.dtype, [f"{self.PREFIX}_{k}" for k in STAGES],
                           options=self.nvrtc_options)
         self._k = {k.split("_", 1)[1]: v for k, v in ks.items()}
@@ -70,18 +76,26 @@ class SweptFused(TieredScheme):
             return self.graph_steps
         return super().period()
 
+    def _kernel_args(self, dt: float) -> tuple:
+        if self._args[0] != dt:
+            self._args = (dt, self.kernel_args(dt))
+        return self._args[1]
+
+    def invalidate(self) -> None:
+        self._args = (None, ())
+        super().invalidate()
+
     def classic(self, dt: float) -> None:
         sim = self.sim
-        U, n, W = sim.U, sim.U.shape[1], sim.params["block"]
-        grid, k, args = ((n + W - 1) // W,), self._k["classic"], self.kernel_args(dt)
-        N = np.int32(n)
+        U, k, args = sim.U, self._k["classic"], self._kernel_args(dt)
+        grid, block, N = self._launch
         if self.tiers_per_step == 1:  # out of place, then swap the rows' roles
-            k(grid, (W,), (U, U, self.V, N, np.int32(0)) + args)
+            k(grid, block, (U, U, self.V, N, _FINAL) + args)
             new, self.V = self.V, U
             sim.set_rows(new)
         else:                          # predictor into V, final in place into U
-            k(grid, (W,), (U, U, self.V, N, np.int32(1)) + args)
-            k(grid, (W,), (self.V, U, U, N, np.int32(0)) + args)
+            k(grid, block, (U, U, self.V, N, _PREDICTOR) + args)
+            k(grid, block, (self.V, U, U, N, _FINAL) + args)
 
     def batch(self, count: int, dt: float) -> None:
         if self.sim.params["method"] == "swept":
@@ -97,7 +111,7 @@ class SweptFused(TieredScheme):
         if self._E is None:
             self._E = (xp.empty((2, NV, n), dtype=sim.dtype), xp.empty((2, NV, n), dtype=sim.dtype))
         grid, blk, shm = (n // W,), (W,), self._shared_bytes()
-        args, N = self.kernel_args(dt), np.int32(n)
+        args, N = self._kernel_args(dt), np.int32(n)
         src, dst = self._E
         self._k["up"](grid, blk, (U, src, N) + args, shared_mem=shm)
         for stage in range(1, cycles):

@@ -26,9 +26,10 @@ CASES = {
     "two-layer": {"cells": 3000},
 }
 # relative tolerance per real type; the adaptive RKM step comes from an error estimate that
-# cancels digits, so τ (and with it φ) agrees to ~1e-9, not to round-off
+# cancels digits, so τ (and with it t and φ) agrees to ~1e-9 in float64 and, on this rough random
+# state, to ~1e-4 in float32, not to round-off
 TOL = {"float64": 1e-12, "float32": 2e-5}
-TOL_MODEL = {"mean-curvature": {"float64": 1e-9, "float32": 1e-4},
+TOL_MODEL = {"mean-curvature": {"float64": 1e-9, "float32": 1e-3},
              "willmore": {"float64": 1e-9}}
 SKIP = {("willmore", "float32"): "the paper got no usable Willmore result in single precision",
         ("willmore/eoc-exact", "float32"): "the paper got no usable Willmore result in single "
@@ -59,15 +60,18 @@ def _make(key, **kw):
 
 def _random_state(sim, rng):
     """The scenario's state plus 2 % noise of each settable field's scale (positive fields stay
-    positive): random and non-trivial, yet physical."""
+    positive, non-negative ones non-negative): random and non-trivial, yet physical."""
     out = {}
     fields = sim.fields()
     for name in sim.settable_fields():
         base = fields[name]
         scale = float(np.abs(base).max()) or 1.0
-        new = base + 0.02 * scale * rng.standard_normal(base.shape)
+        noise = 0.02 * scale * rng.standard_normal(base.shape)
+        new = base + noise
         if np.all(base > 0):
             new = np.maximum(new, 0.5 * base)
+        elif np.all(base >= 0):      # e.g. a concentration that is zero in places
+            new = base + np.abs(noise)
         out[name] = new
     return out
 
