@@ -16,13 +16,14 @@ import numpy as np
 
 from .core.backend import BACKENDS, DTYPES, gpu_available, gpu_status
 from .core.errors import MeshError, ParameterError, SimulationDiverged
+from .core.files import atomic_write
 from .core.params import validate_all
 from .core.registry import available_models, model_class
 from .core.simulation import Simulation
 
 __all__ = ["available_models", "describe", "validate", "check_param", "create", "load",
            "Simulation", "ParameterError", "MeshError", "SimulationDiverged", "gpu_available",
-           "gpu_status", "BACKENDS", "DTYPES"]
+           "gpu_status", "BACKENDS", "DTYPES", "atomic_write"]
 
 
 def describe(model: str) -> dict:

@@ -17,12 +17,15 @@ class MeshError(ValueError):
 class SimulationDiverged(RuntimeError):
     """The solution became non-finite. Names the time, the step and the field."""
 
-    def __init__(self, model: str, t: float, step: int, field: str):
+    DEFAULT_ADVICE = "Reduce the time step (cfl, dt, tolerance) or check the parameters."
+
+    def __init__(self, model: str, t: float, step: int, field: str, advice: str | None = None):
         self.model, self.t, self.step, self.field = model, t, step, field
+        self.advice = advice or self.DEFAULT_ADVICE
         super().__init__(
             f"{model}: field '{field}' became non-finite in step {step + 1} (from t = {t:.6g}); "
             f"the state from before that step (step {step}, t = {t:.6g}) is kept. "
-            "Reduce the time step (cfl, dt, tolerance) or check the parameters."
+            + self.advice
         )
 
 

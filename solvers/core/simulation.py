@@ -30,6 +30,7 @@ import numpy as np
 from . import backend as _backend
 from . import clock
 from .errors import NonFiniteStep, ParameterError, SimulationDiverged
+from .files import atomic_write
 from .params import KERNEL, Param, Scenario, frozen, validate_all
 
 CHECKPOINT_VERSION = 1
@@ -167,6 +168,13 @@ class Simulation:
     def work(self) -> tuple[int, float]:
         raise NotImplementedError(f"{type(self).__name__}.work")
 
+    def divergence_advice(self) -> str | None:
+        """The advice a SimulationDiverged of this simulation gives (None: the generic one)."""
+        return None
+
+    def _diverged(self, field: str) -> SimulationDiverged:
+        return SimulationDiverged(self.model, self.t, self.steps, field, self.divergence_advice())
+
     def _check_field(self, name: str, values: np.ndarray) -> None:
         """Model-specific checks of a field given to set_field (beyond shape, finiteness, lo)."""
 
@@ -230,8 +238,7 @@ class Simulation:
             try:
                 k, t = run(count, self.t, t_end)
             except NonFiniteStep:
-                raise SimulationDiverged(self.model, self.t, self.steps,
-                                         self._worst_field()) from None
+                raise self._diverged(self._worst_field()) from None
             self.t = float(t)
             self.steps += k
             return k
@@ -243,7 +250,7 @@ class Simulation:
             except NonFiniteStep:
                 dt = math.nan
             if not math.isfinite(dt) or dt <= 0:
-                raise SimulationDiverged(self.model, self.t, self.steps, self._worst_field())
+                raise self._diverged(self._worst_field())
             self.t = clock.after_step(self.t, dt, t_end)
             self.steps += 1
             k += 1
@@ -262,9 +269,9 @@ class Simulation:
             bad = self._first_nonfinite()
             if bad is not None:
                 self._restore(snap)
-                raise SimulationDiverged(self.model, self.t, self.steps, bad)
+                raise self._diverged(bad)
         # Not reproduced step by step (non-deterministic kernel?): report at the chunk's end.
-        raise SimulationDiverged(self.model, self.t, self.steps, self._worst_field() or "?")
+        raise self._diverged(self._worst_field() or "?")
 
     def _first_nonfinite(self) -> str | None:
         xp = self.xp
@@ -396,8 +403,7 @@ class Simulation:
                 "dtype": self.dtype, "backend": self.backend, "params": dict(self.params),
                 "t": self.t, "steps": self.steps, "aux": self._aux_state()}
         arrays = {f"state/{k}": self._be.asnumpy(v) for k, v in self.state.items()}
-        path = Path(path)
-        with open(path, "wb") as f:  # no implicit ".npz" suffix: the user's name is kept
+        with atomic_write(path) as f:  # no implicit ".npz" suffix: the user's name is kept
             np.savez(f, __meta__=np.array(json.dumps(meta)), **arrays)
 
     def _load_state(self, meta: dict, arrays: Mapping[str, np.ndarray]) -> None:

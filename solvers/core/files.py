@@ -1,0 +1,39 @@
+"""Writing files so that a kill, a crash or a full disk never leaves a half-written one behind.
+
+`atomic_write(path)` yields a binary file object on a temporary file in the same folder; when the
+block ends without an exception the data is flushed to disk (fsync) and the temporary file is
+renamed over `path` (an atomic replace on POSIX), so readers see either the previous file or the
+complete new one. On an exception the temporary file is removed and the previous file is left as
+it was. Every checkpoint and export goes through it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import ParameterError
+
+
+@contextlib.contextmanager
+def atomic_write(path, suffix: str | None = None):
+    """Context manager: a binary file whose contents replace `path` only once complete."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ParameterError(f"cannot write '{path}': folder '{folder}' does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".part", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ["atomic_write"]
