@@ -397,12 +397,20 @@ class Simulation:
         self._assign_state(name, self.xp.asarray(arr, dtype=self.dtype))
 
     # ---- checkpoints --------------------------------------------------------------------
-    def save(self, path: str | Path) -> None:
-        """Write a checkpoint (.npz): parameters, time, step count and the exact state arrays."""
+    def save(self, path: str | Path, include_fields: bool = False) -> None:
+        """Write a checkpoint (.npz): parameters, time, step count and the exact state arrays.
+        With `include_fields` the displayable fields (host copies, original numbering; prefix
+        `field/`) and the mesh coordinates (prefix `mesh/`) are stored too, so the file is also a
+        data export that `solvers.load` reads back. Written atomically (core.files)."""
         meta = {"version": CHECKPOINT_VERSION, "model": self.model, "scenario": self.scenario_name,
                 "dtype": self.dtype, "backend": self.backend, "params": dict(self.params),
                 "t": self.t, "steps": self.steps, "aux": self._aux_state()}
         arrays = {f"state/{k}": self._be.asnumpy(v) for k, v in self.state.items()}
+        if include_fields:
+            arrays.update({f"field/{k}": v for k, v in self.fields().items()})
+            for name in ("x", "y", "points", "cells"):
+                if hasattr(self.mesh, name):
+                    arrays[f"mesh/{name}"] = np.asarray(self._be.asnumpy(getattr(self.mesh, name)))
         with atomic_write(path) as f:  # no implicit ".npz" suffix: the user's name is kept
             np.savez(f, __meta__=np.array(json.dumps(meta)), **arrays)
 
