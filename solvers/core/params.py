@@ -6,11 +6,65 @@ declaration validates `create(**params)`, documents `describe()` and builds the 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Mapping
 
+import numpy as np
+
 from .errors import ParameterError
+
+MAX_TEXT = 80  # the longest value shown in a message
+
+
+def short_repr(value, limit: int = MAX_TEXT) -> str:
+    """repr(value) on one line and at most `limit` characters (a message never carries a whole
+    file or a megabyte of text)."""
+    try:
+        text = repr(value)
+    except Exception:  # a hostile __repr__
+        text = f"<{type(value).__name__}>"
+    text = text.replace("\n", "\\n").replace("\r", "\\r")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _number(value, integer: bool):
+    """`value` as an int (integer) or float, or None when it is not one: bools, containers,
+    arrays, complex numbers, text that is not a number and integers too large for a float are
+    refused; integral floats and numeric strings ('12', '1e3') are accepted."""
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    try:
+        if isinstance(value, str):
+            text = value.strip()
+            if len(text) > 400:
+                return None
+            if integer:
+                try:
+                    return int(text, 10)
+                except ValueError:
+                    pass
+            value = float(text)
+        elif isinstance(value, (int, np.integer)):
+            if integer:
+                return int(value)
+            value = float(value)
+        elif isinstance(value, (float, np.floating)):
+            value = float(value)
+        elif isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype.kind in "iuf":
+            return _number(value.item(), integer)
+        else:
+            return None
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if integer:
+        if not math.isfinite(value):
+            return value  # reported as "not finite"
+        if value != int(value):
+            return None
+        return int(value)
+    return value
 
 
 
@@ -55,45 +109,39 @@ class Param:
         return f"{kind} in {left}{lo}, {hi}{right}"
 
     def validate(self, value, owner: str = ""):
-        """Return `value` converted to this parameter's type, or raise ParameterError."""
+        """Return `value` converted to this parameter's type, or raise ParameterError (one line,
+        naming the parameter, the value (shortened) and the allowed range)."""
         where = f"{owner}: " if owner else ""
         bad = lambda why: ParameterError(  # noqa: E731
-            f"{where}parameter '{self.name}' = {value!r} {why}; allowed: {self.range_text()}"
-            + (f" ({self.unit})" if self.unit else ""))
+            f"{where}parameter '{self.name}' = {short_repr(value)} {why}; allowed: "
+            f"{self.range_text()}" + (f" ({self.unit})" if self.unit else ""))
         if value is None:
             if self.nullable:
                 return None
             raise bad("is missing")
         if self.type == "bool":
-            if isinstance(value, bool):
-                return value
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
             if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
                 return value.lower() in ("true", "1", "yes")
-            if isinstance(value, (int, float)) and value in (0, 1):
+            if isinstance(value, (int, float, np.integer, np.floating)) and value in (0, 1):
                 return bool(value)
             raise bad("is not a boolean")
         if self.type == "str":
-            value = str(value)
+            if isinstance(value, os.PathLike):
+                value = os.fspath(value)
+            if not isinstance(value, str):
+                raise bad("is not a string")
+            if "\x00" in value:
+                raise bad("contains a NUL character")
             if self.choices and value not in self.choices:
                 raise bad("is not a valid choice")
             return value
         # numbers (strings from the command line are parsed here too)
-        try:
-            if isinstance(value, bool):
-                raise TypeError
-            if self.type == "int":
-                if isinstance(value, str):
-                    f = float(value)
-                else:
-                    f = float(value)
-                if not math.isfinite(f) or f != int(f):
-                    raise TypeError
-                v = int(f)
-            else:
-                v = float(value)
-        except (TypeError, ValueError, OverflowError):
-            raise bad("is not " + ("an integer" if self.type == "int" else "a number")) from None
-        if not math.isfinite(v):
+        v = _number(value, self.type == "int")
+        if v is None:
+            raise bad("is not " + ("an integer" if self.type == "int" else "a number"))
+        if not isinstance(v, int) and not math.isfinite(v):
             raise bad("is not finite")
         if self.choices and v not in self.choices:
             raise bad("is not a valid choice")
@@ -150,4 +198,4 @@ def frozen(d: dict) -> Mapping[str, Any]:
     return MappingProxyType(dict(d))
 
 
-__all__ = ["Param", "Scenario", "KERNEL", "SEED", "CFL", "validate_all", "frozen"]
+__all__ = ["short_repr", "Param", "Scenario", "KERNEL", "SEED", "CFL", "validate_all", "frozen"]
