@@ -1,4 +1,5 @@
-"""Closed forms: the decay of heat-1d's cosine mode (continuous and discrete), and the exact
+"""Closed forms: the decay of heat-1d's cosine mode (continuous and discrete), euler-1d's entropy
+wave (cell averages of a density wave carried by uniform flow), and the exact
 solution of the Riemann problem of the 1D Euler equations for an ideal gas (Toro, "Riemann Solvers
 and Numerical Methods for Fluid Dynamics", ch. 4): the reference for Sod's tube."""
 from __future__ import annotations
@@ -18,6 +19,14 @@ def heat_mode_discrete(x, steps: int, fo: float, dx: float, L: float, mode: int)
     discrete operator and decays by 1 − 2 Fo (1 − cos(kπΔx/L)) per step."""
     lam = 1 - 2 * fo * (1 - np.cos(mode * np.pi * dx / L))
     return lam**steps * np.cos(mode * np.pi * np.asarray(x) / L)
+
+
+def entropy_wave(x, dx: float, t: float, L: float, rho0: float, u: float, amplitude: float = 0.2):
+    """Cell averages over [x − Δx/2, x + Δx/2] of ρ0 (1 + a sin(2π(x − u t)/L)): the density of
+    euler-1d's entropy wave at time t (velocity and pressure stay uniform), periodic on [0, L)."""
+    k = 2 * np.pi / L
+    sinc = np.sin(k * dx / 2) / (k * dx / 2)
+    return rho0 * (1 + amplitude * sinc * np.sin(k * (np.asarray(x) - u * t)))
 
 
 def _f(p, rho, pk, ck, g):

@@ -51,9 +51,9 @@ class SweptFused(TieredScheme):
         self._args = (None, ())  # (dt, kernel_args(dt)): the per-launch scalars, built once per dt
         n, W = sim.U.shape[1], sim.params["block"]
         self._launch = (((n + W - 1) // W,), (W,), np.int32(n))
-        ks = load_kernels(self.CU_FILE, sim.dtype, [f"{self.PREFIX}_{k}" for k in STAGES],
-                          options=self.nvrtc_options)
-        self._k = {k.split("_", 1)[1]: v for k, v in ks.items()}
+        cu, prefix, options = self.kernel_source(sim.params)
+        ks = load_kernels(cu, sim.dtype, [f"{prefix}_{k}" for k in STAGES], options=options)
+        self._k = {k: ks[f"{prefix}_{k}"] for k in STAGES}
         swept = sim.params["method"] == "swept"
         W = sim.params["block"]
         limit = min(self._k[k].max_threads_per_block for k in (STAGES if swept else STAGES[:1]))
@@ -66,6 +66,11 @@ class SweptFused(TieredScheme):
         if swept and self._shared_bytes() > 48 * 1024:
             for k in STAGES[1:]:
                 self._k[k].max_dynamic_shared_size_bytes = self._shared_bytes()
+
+    @classmethod
+    def kernel_source(cls, params) -> tuple[Path, str, tuple[str, ...]]:
+        """(the .cu file, the kernels' name prefix, NVRTC options) of the kernels for `params`."""
+        return cls.CU_FILE, cls.PREFIX, cls.nvrtc_options
 
     def _shared_bytes(self) -> int:
         NV, W = self.sim.U.shape[0], self.sim.params["block"]
@@ -148,10 +153,19 @@ class KSFused(SweptFused, KSScheme):
 
 
 class EulerFused(SweptFused, EulerScheme):
+    """scheme=paper: kernels/euler.cu; scheme=muscl-hllc: kernels/muscl.cu."""
+
     CU_FILE, PREFIX = KERNELS / "euler.cu", "euler"
-    # No fused multiply-add contraction: the pressure-ratio limiter is discontinuous where its
-    # denominator P_{i+1} − P_i vanishes (uniform ghost cells at the Dirichlet ends), and a
-    # contracted a·b − c leaves the rounding error of c instead of an exact 0 there. On the H100
-    # that flipped min(P_r, 1) from 0 to 1 at the right end in float64 (error 4.9e-3 after 20
-    # steps; a sentinel ghost state with another rounding matched NumPy to 4e-16).
+    # No fused multiply-add contraction in the paper's scheme: the pressure-ratio limiter is
+    # discontinuous where its denominator P_{i+1} − P_i vanishes (uniform ghost cells at the
+    # Dirichlet ends), and a contracted a·b − c leaves the rounding error of c instead of an exact
+    # 0 there. On the H100 that flipped min(P_r, 1) from 0 to 1 at the right end in float64
+    # (error 4.9e-3 after 20 steps; a sentinel ghost state with another rounding matched NumPy to
+    # 4e-16). The MC limiter and HLLC are continuous in their data: contraction is harmless there.
     nvrtc_options = ("--fmad=false",)
+    SOURCES = {"paper": (KERNELS / "euler.cu", "euler", ("--fmad=false",)),
+               "muscl-hllc": (KERNELS / "muscl.cu", "muscl", ())}
+
+    @classmethod
+    def kernel_source(cls, params):
+        return cls.SOURCES[params["scheme"]]

@@ -8,11 +8,14 @@ SPEC §4), each with classic, classic-graph and swept GPU kernels (`method`, fus
     ks-1d     u_t = −(u u_x + u_xx + u_xxxx), periodic: central differences on a five-point
               stencil (eq. (7)), midpoint RK2 (eqs. (8)–(9)) as two tiers per step. Every term is
               a difference of fluxes, so the mean is conserved to round-off.
-    euler-1d  Sod's shock tube, Q = (ρ, ρu, E), P = (γ − 1)(E − (ρu)²/(2ρ)) (eq. (13)), on cells
-              of width Δx = 1/nx: second-order finite volumes with a pressure-ratio limiter and a
-              Rusanov flux at the Roe average (eqs. (15)–(21); the extracted eq. (21) has a wrong
-              sign), midpoint RK2 as two tiers, two Dirichlet ghost cells each side holding the
-              tube's end states.
+    euler-1d  the compressible Euler equations, Q = (ρ, ρu, E), P = (γ − 1)(E − (ρu)²/(2ρ))
+              (eq. (13)), on cells of width Δx = L/nx, two ghost cells each side: Dirichlet
+              (the left and right states) or periodic (`boundary`). Two schemes (`scheme`,
+              gas.py), both two tiers per step on a five-cell stencil: muscl-hllc (default;
+              MUSCL on (ρ, u, P) with the MC limiter, HLLC flux, SSP-RK2: second order on smooth
+              flow) and paper (the pressure-ratio limiter and Rusanov flux at the Roe average of
+              eqs. (15)–(21), whose extracted eq. (21) has a wrong sign; midpoint RK2). Scenarios
+              Sod's tube (diaphragm at L/2) and a periodic entropy wave (the order test).
 
 The numerics are in reference.py (the tiers as xp code, the schemes) and fused.py with
 kernels/*.cu (the CUDA schemes); the initial conditions in scenarios.py, closed forms in exact.py.
@@ -32,7 +35,7 @@ from ..core.registry import register
 from ..core.simulation import FieldInfo, Simulation
 from ..mesh import Grid1D
 from . import fused, reference, scenarios
-from .reference import pressure
+from .gas import SCHEMES, euler_dt, pressure
 
 METHODS = ("classic", "classic-graph", "swept")
 BLOCKS = (32, 64, 128, 256, 512, 1024)
@@ -133,6 +136,12 @@ class Heat1D(SweptSimulation):
         """The fixed step Δt = Fo Δx² / α."""
         return self.params["Fo"] * self.dx**2 / self.params["alpha_heat"]
 
+    def divergence_advice(self) -> str:
+        return ("With Fo ≤ ½ every step is a convex combination of neighbouring values (a "
+                "maximum principle), so a smaller Fo cannot help: non-finite values come from "
+                "the data, values near the limit of the real type (±1.8e308 in float64, ±3.4e38 "
+                "in float32); rescale the temperature (or use float64).")
+
 
 @register
 class KuramotoSivashinsky1D(SweptSimulation):
@@ -141,8 +150,12 @@ class KuramotoSivashinsky1D(SweptSimulation):
     description = ("u_t = −(u u_x + u_xx + u_xxxx), periodic: 5-point central differences, "
                    "midpoint RK2; classic or swept GPU kernels (seed 003).")
     parameters = (
-        Param("nx", "int", 256, "Number of grid nodes on the periodic domain.", lo=8, hi=2**28),
-        Param("L", "float", 32 * math.pi, "Length of the periodic domain.", lo=0, lo_open=True),
+        Param("nx", "int", 256, "Number of grid nodes on the periodic domain; at least one per "
+              "unit length (nx ≥ L, ≈ 6.3 nodes per 2π: coarser grids diverge below ≈ 0.75 "
+              "per unit length and give a chaos 20–35 % too energetic below 0.9); two per unit "
+              "length put the statistics within a few per cent.", lo=8, hi=2**28),
+        Param("L", "float", 32 * math.pi, "Length of the periodic domain (the unstable "
+              "wavelengths are those longer than 2π; nx must be ≥ L).", lo=0, lo_open=True),
         Param("dt", "float", None, "Fixed time step; empty: min(¼ of the linear stability "
               "limit ≈ Δx⁴/8 of midpoint RK2, Δx/20 for the advection of |u| ≲ 4).", lo=0,
               lo_open=True, nullable=True),
@@ -159,9 +172,28 @@ class KuramotoSivashinsky1D(SweptSimulation):
     reference_scheme = reference.KSScheme
     fused_scheme = fused.KSFused
 
+    # Nodes per unit length below which the grid is refused (benchmarks/swept/ks_resolution.py:
+    # divergence at ≤ 0.75, ⟨u²⟩ 20–35 % too high at 0.8–0.9, within 15 % at 1, 3 % at 2).
+    min_nodes_per_length: ClassVar[float] = 1.0
+
+    @classmethod
+    def min_nx(cls, L: float) -> int:
+        """The fewest nodes the resolution guard accepts on a domain of length L."""
+        return max(8, math.ceil(cls.min_nodes_per_length * L - 1e-9))
+
     @classmethod
     def _check_params(cls, p: dict) -> None:
         super()._check_params(p)
+        need = cls.min_nx(p["L"])
+        if p["nx"] < need:
+            raise ParameterError(
+                f"{cls.model}: parameter 'nx' = {p['nx']} is too coarse for L = {p['L']:.6g}: "
+                f"{p['nx'] / p['L']:.3g} nodes per unit length "
+                f"({2 * math.pi * p['nx'] / p['L']:.3g} per 2π); the scheme needs at least "
+                f"{cls.min_nodes_per_length:g} per unit length to resolve the unstable "
+                f"wavelengths (> 2π) of KS (coarser grids diverge or give the wrong chaos); "
+                f"allowed: nx ≥ {need} for this L, or L ≤ {p['nx'] / cls.min_nodes_per_length:.6g}"
+                " for this nx")
         dx = p["L"] / p["nx"]
         lim = reference.stable_dt(dx)
         if p["dt"] is not None and p["dt"] > lim:
@@ -180,35 +212,64 @@ class KuramotoSivashinsky1D(SweptSimulation):
         d = self.params["dt"]
         return d if d is not None else min(reference.stable_dt(self.dx) / 4, self.dx / 20)
 
+    def divergence_advice(self) -> str:
+        p = self.params
+        advice = (f"Use more nodes for this L: nx = {p['nx']} on L = {p['L']:.6g} is "
+                  f"{p['nx'] / p['L']:.3g} per unit length; {2 * self.min_nx(p['L'])} (two per "
+                  "unit length) resolves KS's chaos well.")
+        if p["dt"] is not None:
+            auto = min(reference.stable_dt(self.dx) / 4, self.dx / 20)
+            advice += (f" Or leave dt empty: its default ({auto:.3g} here) keeps to a quarter of "
+                       "the linear stability limit and to the advection bound.")
+        return advice
+
 
 @register
 class Euler1D(SweptSimulation):
     model = "euler-1d"
     title = "Euler equations (1D, Sod tube)"
-    description = ("Compressible Euler equations: second-order finite volumes with a pressure-"
-                   "ratio limiter and a Rusanov flux at the Roe average, midpoint RK2, Dirichlet "
-                   "ends; classic or swept GPU kernels (seed 003).")
+    description = ("Compressible Euler equations, finite volumes: MUSCL (MC limiter on ρ, u, P) "
+                   "with an HLLC flux and SSP-RK2 (default), or the paper's pressure-ratio "
+                   "limiter with a Rusanov flux; Dirichlet or periodic ends; classic or swept GPU "
+                   "kernels (seed 003).")
     parameters = (
-        Param("nx", "int", 512, "Number of cells in the tube [0, 1].", lo=4, hi=2**27),
+        Param("nx", "int", 512, "Number of cells in the tube [0, L].", lo=4, hi=2**27),
+        Param("L", "float", 1.0, "Length of the tube.", lo=0, lo_open=True),
+        Param("scheme", "str", "muscl-hllc",
+              "Finite volumes: muscl-hllc (MUSCL on the primitive variables with the MC "
+              "limiter, HLLC flux, SSP-RK2: second order on smooth flow, sharp contacts) or "
+              "paper (seed 003's pressure-ratio limiter, Rusanov flux at the Roe average, "
+              "midpoint RK2: first order where the pressure is uniform; kept for the swept "
+              "comparison).", choices=SCHEMES),
+        Param("boundary", "str", "dirichlet",
+              "Ends: dirichlet (ghost cells holding the left and right states) or periodic.",
+              choices=("dirichlet", "periodic")),
         Param("gamma", "float", 1.4, "Ratio of specific heats γ.", lo=1, lo_open=True, hi=5),
-        Param("rho_left", "float", 1.0, "Density left of the diaphragm (and the left end).",
-              lo=0, lo_open=True),
-        Param("p_left", "float", 1.0, "Pressure left of the diaphragm (and the left end).",
-              lo=0, lo_open=True),
-        Param("u_left", "float", 0.0, "Velocity left of the diaphragm (and the left end)."),
+        Param("rho_left", "float", 1.0, "Density left of the diaphragm (and the left end); "
+              "entropy-wave: the mean density.", lo=0, lo_open=True),
+        Param("p_left", "float", 1.0, "Pressure left of the diaphragm (and the left end); "
+              "entropy-wave: the pressure.", lo=0, lo_open=True),
+        Param("u_left", "float", 0.0, "Velocity left of the diaphragm (and the left end); "
+              "entropy-wave: the velocity."),
         Param("rho_right", "float", 0.125, "Density right of the diaphragm (and the right end).",
               lo=0, lo_open=True),
         Param("p_right", "float", 0.1, "Pressure right of the diaphragm (and the right end).",
               lo=0, lo_open=True),
         Param("u_right", "float", 0.0, "Velocity right of the diaphragm (and the right end)."),
-        Param("x0", "float", 0.5, "Position of the diaphragm.", lo=0, hi=1, lo_open=True,
-              hi_open=True),
+        Param("x0", "float", None, "Position of the diaphragm in (0, L); empty: L/2.", lo=0,
+              lo_open=True, nullable=True),
         CFL.with_default(0.4),
         METHOD,
         BLOCK,
     )
-    scenarios = (Scenario("sod", "Sod's shock tube: (ρ, P, u) = (1, 1, 0) | (0.125, 0.1, 0), "
-                          "γ = 1.4; compare with the exact Riemann solution at t = 0.2."),)
+    scenarios = (
+        Scenario("sod", "Sod's shock tube: (ρ, P, u) = (1, 1, 0) | (0.125, 0.1, 0), γ = 1.4, "
+                 "diaphragm at L/2; compare with the exact Riemann solution at t = 0.2 L."),
+        Scenario("entropy-wave", "A density wave carried by uniform flow on a periodic domain: "
+                 "ρ = ρ_left (1 + 0.2 sin(2πx/L)), u = u_left, P = p_left (cell averages); "
+                 "exact solution ρ(x − u t); the smooth-flow order test.",
+                 {"boundary": "periodic", "u_left": 1.0}),
+    )
     field_infos = {
         "rho": FieldInfo("cell", "", "density ρ", lo=0, lo_open=True),
         "rhou": FieldInfo("cell", "", "momentum ρu"),
@@ -221,17 +282,39 @@ class Euler1D(SweptSimulation):
     reference_scheme = reference.EulerScheme
     fused_scheme = fused.EulerFused
 
+    @classmethod
+    def _check_params(cls, p: dict) -> None:
+        super()._check_params(p)
+        if p["x0"] is not None and not p["x0"] < p["L"]:
+            raise ParameterError(f"{cls.model}: parameter 'x0' = {p['x0']:g} lies outside the "
+                                 f"tube [0, L = {p['L']:g}]; allowed: a number in (0, {p['L']:g})"
+                                 " or empty (L/2)")
+
     def _setup(self) -> None:
         p = self.params
-        n = p["nx"]
-        self.dx = 1.0 / n
+        n, L = p["nx"], p["L"]
+        self.dx = L / n
         x = (np.arange(n) + 0.5) * self.dx
         g = p["gamma"]
         self.left = scenarios.conserved(p["rho_left"], p["u_left"], p["p_left"], g)
         self.right = scenarios.conserved(p["rho_right"], p["u_right"], p["p_right"], g)
-        Q0 = scenarios.shock_tube(x, p["x0"], self.left, self.right)
+        if self.scenario_name == "entropy-wave":
+            Q0 = scenarios.entropy_wave(x, self.dx, L, p["rho_left"], p["u_left"],
+                                        p["p_left"], g)
+        else:
+            x0 = L / 2 if p["x0"] is None else p["x0"]
+            Q0 = scenarios.shock_tube(x, x0, self.left, self.right)
         self._start(x, Q0)
-        self._dt = reference.euler_dt(Q0, g, p["cfl"], self.dx)
+        self._dt = euler_dt(Q0, g, p["cfl"], self.dx)
+
+    def divergence_advice(self) -> str:
+        if self.params["scheme"] == "paper":
+            return ("The paper's pressure-ratio limiter is not TVD and amplifies round-off near "
+                    "pressure extrema: use scheme=muscl-hllc (TVD, positivity-preserving "
+                    "reconstruction), or a lower cfl.")
+        return ("Lower cfl: the step is fixed from the state when it was set and covers waves up "
+                "to twice as fast as those; faster ones (a strong blast) need a smaller cfl. "
+                "Near-vacuum states (a very strong rarefaction) are outside this scheme's reach.")
 
     @property
     def dt(self) -> float:
@@ -240,7 +323,7 @@ class Euler1D(SweptSimulation):
         to 2.19). It comes from the initial data, and again from the state after set_field or a
         change of cfl (forget_dt); a checkpoint and the divergence restore bring their own."""
         if self._dt is None:
-            self._dt = reference.euler_dt(self._be.asnumpy(self.U), self.params["gamma"],
+            self._dt = euler_dt(self._be.asnumpy(self.U), self.params["gamma"],
                                           self.params["cfl"], self.dx)
         return self._dt
 

@@ -8,7 +8,8 @@ stencil `S[0..2R]`, S[R] = the node itself) and from the node's own old value in
 
     heat:                 one tier per step, R = 1                        (row parity unused)
     Kuramoto–Sivashinsky: predictor tier (odd j) + final tier (even j), R = 2
-    Euler:                the same two tiers on (ρ, ρu, E), R = 2
+    Euler:                two tiers on (ρ, ρu, E), R = 2: midpoint RK2 (scheme=paper) or
+                          SSP-RK2 (scheme=muscl-hllc), the fluxes in gas.py
 
 Arrays have the components first: shape (NV, n) for a state, (NV, ...) for a stencil slice, so the
 same `tier(par, S, b)` function serves the whole-domain ("classic") order and the swept order.
@@ -16,7 +17,8 @@ same `tier(par, S, b)` function serves the whole-domain ("classic") order and th
 Boundaries, applied where a stencil crosses the end of the domain (node j = g + r outside [0, n)):
     "mirror"    node −j resp. 2(n − 1) − j (insulated ends of heat-1d: T_{−1} = T_1),
     "periodic"  node j mod n (ks-1d),
-    "dirichlet" a fixed ghost state (euler-1d: the left/right states of the tube).
+    "dirichlet" a fixed ghost state (euler-1d: the left/right states of the tube);
+euler-1d takes "periodic" too (boundary=periodic).
 
 `classic_tier` evaluates a tier over the whole domain at once. `swept_emulate` evaluates the same
 tiers in the order of the swept GPU kernels (Magee & Niemeyer §4: every block of W nodes advances
@@ -25,7 +27,7 @@ block — its edges — between stages) on arrays that stand for the blocks' sha
 memory starts as NaN, so a value used before it was computed would poison the result:
 `swept == classic` (bit for bit in NumPy) is the test that the order of operations is right.
 
-Below them: each model's tiers (heat eq. (4), KS eqs. (7)–(9), Euler eqs. (13)–(21)) and the
+Below them: each model's tiers (heat eq. (4), KS eqs. (7)–(9); Euler's in gas.py) and the
 scheme classes (`TieredScheme` and one per model) that the models name as `reference_scheme`.
 """
 from __future__ import annotations
@@ -38,6 +40,7 @@ import numpy as np
 from ..core import clock
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
+from .gas import TIERS, euler_dt, euler_tier, pressure  # noqa: F401  (euler-1d's numerics)
 
 BOUNDARIES = ("mirror", "periodic", "dirichlet")
 
@@ -217,66 +220,6 @@ def stable_dt(dx: float) -> float:
     return 2 / lam if lam > 0 else math.inf
 
 
-# ---- euler-1d: finite volumes, pressure-ratio limiter, Rusanov flux at the Roe average ----------
-def pressure(q, gamma: float):
-    return (gamma - 1) * (q[2] - 0.5 * q[1] * q[1] / q[0])
-
-
-def _limited(pnum, pden, xp):
-    """min(r, 1) for r = pnum/pden when 0 < r < ∞, else 0 (eqs. (16)–(17))."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = pnum / pden
-    return xp.where(xp.isfinite(r) & (r > 0), xp.minimum(r, 1), 0)
-
-
-def interface_flux(Qm, Q0, Qp, Qpp, gamma: float, xp):
-    """Flux at the interface between Q0 and Qp (eqs. (15)–(20)), from cells i−1 … i+2."""
-    Pm, P0, Pp, Ppp = (pressure(q, gamma) for q in (Qm, Q0, Qp, Qpp))
-    phl = _limited(Pp - P0, P0 - Pm, xp)     # P_r,i
-    phr = _limited(Pp - P0, Ppp - Pp, xp)    # 1 / P_r,i+1
-    QL = Q0 + 0.5 * phl * (Qp - Q0)
-    QR = Qp + 0.5 * phr * (Q0 - Qp)
-    return rusanov_roe(QL, QR, gamma, xp)
-
-
-def rusanov_roe(QL, QR, gamma: float, xp):
-    """½ (F(Q_R) + F(Q_L) + r_sp (Q_L − Q_R)) with r_sp at the Roe average (eqs. (18)–(20))."""
-    rL, rR = QL[0], QR[0]
-    uL, uR = QL[1] / rL, QR[1] / rR
-    PL, PR = pressure(QL, gamma), pressure(QR, gamma)
-    sL, sR = xp.sqrt(rL), xp.sqrt(rR)
-    w = 1 / (sL + sR)
-    rho_sp = sL * sR
-    u_sp = (sL * uL + sR * uR) * w
-    e_sp = (sL * (QL[2] / rL) + sR * (QR[2] / rR)) * w
-    P_sp = (gamma - 1) * (rho_sp * e_sp - 0.5 * rho_sp * u_sp * u_sp)
-    r_sp = xp.sqrt(gamma * P_sp / rho_sp) + xp.abs(u_sp)
-    FL = (QL[1], QL[1] * uL + PL, uL * (QL[2] + PL))
-    FR = (QR[1], QR[1] * uR + PR, uR * (QR[2] + PR))
-    return xp.stack([0.5 * (FR[c] + FL[c] + r_sp * (QL[c] - QR[c])) for c in range(3)])
-
-
-def euler_tier(lam: float, gamma: float, xp):
-    """Predictor tier (par 1): Q − λ/2 ΔF(Q); final tier (par 0): Q_old − λ ΔF(Q*), λ = Δt/Δx."""
-    half = lam / 2
-
-    def tier(par, S, b):
-        dF = (interface_flux(S[1], S[2], S[3], S[4], gamma, xp)
-              - interface_flux(S[0], S[1], S[2], S[3], gamma, xp))
-        if par:
-            return S[2] - half * dF
-        return b - lam * dF
-    return tier
-
-
-def euler_dt(Q, gamma: float, cfl: float, dx: float) -> float:
-    """The fixed step of a run from the state Q (3, n): cfl Δx / (2 max(|u| + c)), in float64."""
-    Q = np.asarray(Q, dtype=np.float64)
-    u = Q[1] / Q[0]
-    c = np.sqrt(gamma * pressure(Q, gamma) / Q[0])
-    return float(cfl * dx / (2 * np.max(np.abs(u) + c)))
-
-
 # ---- the schemes --------------------------------------------------------------------------------
 class TieredScheme(SchemeBase):
     """A tiered scheme with the fixed step `sim.dt` on the state `sim.U` (NV, n) (the rows of
@@ -370,20 +313,25 @@ class KSScheme(TieredScheme):
 
 
 class EulerScheme(TieredScheme):
-    """euler-1d: midpoint RK2 (two tiers per step) of the limited finite volumes, Dirichlet ends
-    holding the tube's left and right states."""
+    """euler-1d: two tiers per step of the finite volumes of `scheme` (gas.py), Dirichlet ends
+    holding the tube's left and right states, or periodic (`boundary`)."""
 
-    R, tiers_per_step, bc = 2, 2, "dirichlet"
+    R, tiers_per_step = 2, 2
+
+    @property
+    def bc(self) -> str:
+        return self.sim.params["boundary"]
 
     def tier(self, dt):
-        return euler_tier(dt / self.sim.dx, self.sim.params["gamma"], self.sim.xp)
+        p = self.sim.params
+        return TIERS[p["scheme"]](dt / self.sim.dx, p["gamma"], self.sim.xp)
 
     def ghosts(self):
         return self.sim.left, self.sim.right
 
     def kernel_args(self, dt):
         sim, r = self.sim, self.sim.real
-        return ((r(dt / sim.dx), r(sim.params["gamma"]))
+        return ((r(dt / sim.dx), r(sim.params["gamma"]), np.int32(self.bc == "periodic"))
                 + tuple(r(v) for v in sim.left) + tuple(r(v) for v in sim.right))
 
     def invalidate(self) -> None:

@@ -1,6 +1,7 @@
 // euler-1d (seed 003 Appendix D; SPEC §4): Sod's tube, second-order finite volumes with the
 // pressure-ratio limiter, Rusanov flux at the Roe average, midpoint RK2 as two tiers (predictor
-// par = 1, final par = 0), Dirichlet ghost cells. Classic and swept kernels (swept.cuh).
+// par = 1, final par = 0), Dirichlet ghost cells or periodic ends. Classic and swept kernels
+// (swept.cuh). This is scheme=paper; scheme=muscl-hllc (the default) is muscl.cu.
 // State [comp][cell], comp = rho, rho u, E. Per cell and tier: 15 loads (12 from cache), 3 stores,
 // 5 pressures, 2 interface fluxes (each ~60 flops, 3 sqrt, 8 divisions): compute-bound in float64.
 #include "swept.cuh"
@@ -9,14 +10,22 @@ template <typename T>
 struct EulerOp {
     static constexpr int R = 2, NV = 3;
     T lam, gamma;     // Δt/Δx, γ
+    int periodic;     // 1: periodic ends, 0: Dirichlet
     T gl[3], gr[3];   // ghost states beyond the left and right ends (Dirichlet)
 
+    // Periodic as in ks.cu (in global memory, wrap = n, step over the end; a shared window is
+    // contiguous, wrap = 0); Dirichlet: the ghost state.
     __device__ __forceinline__ T fetch(const T* p, int stride, int c, int r, int g, int n,
-                                       int) const
+                                       int wrap) const
     {
         const int j = g + r;
-        if (j < 0) return gl[c];
-        if (j >= n) return gr[c];
+        if (j < 0) {
+            if (!periodic) return gl[c];
+            r += wrap;
+        } else if (j >= n) {
+            if (!periodic) return gr[c];
+            r -= wrap;
+        }
         return p[c * stride + r];
     }
     __device__ __forceinline__ T pressure(const T* q) const
@@ -83,8 +92,8 @@ struct EulerOp {
     }
 };
 
-#define EULER_ARGS T lam, T gamma, T gl0, T gl1, T gl2, T gr0, T gr1, T gr2
-#define EULER_OP EulerOp<T>{lam, gamma, {gl0, gl1, gl2}, {gr0, gr1, gr2}}
+#define EULER_ARGS T lam, T gamma, int periodic, T gl0, T gl1, T gl2, T gr0, T gr1, T gr2
+#define EULER_OP EulerOp<T>{lam, gamma, periodic, {gl0, gl1, gl2}, {gr0, gr1, gr2}}
 
 template <typename T>
 __global__ void euler_classic(const T* __restrict__ A, const T* B, T* out, int n, int par,

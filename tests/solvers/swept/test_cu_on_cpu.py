@@ -25,7 +25,7 @@ SHIM = r"""
 #include <cstring>
 #include <vector>
 #include <omp.h>
-using std::sqrt; using std::fmin; using std::fabs; using std::isfinite;
+using std::sqrt; using std::fmin; using std::fmax; using std::fabs; using std::isfinite;
 #define __device__
 #define __global__
 #define __forceinline__ inline
@@ -104,20 +104,22 @@ def harness(tmp_path_factory):
                       capture_output=True).returncode:
         pytest.skip("g++ cannot build OpenMP programs here")
 
-    def get(model):
-        if model not in cache:
-            fused = solvers.core.registry.model_class(model).fused_scheme
-            sim = solvers.create(model, backend="numpy", nx=64)
+    def get(model, **params):
+        fused = solvers.core.registry.model_class(model).fused_scheme
+        sim = solvers.create(model, backend="numpy", nx=64, **params)
+        cu, prefix, _ = fused.kernel_source(sim.params)
+        key = prefix  # one build per kernel file (periodic or not is a kernel argument)
+        if key not in cache:
             nargs = len(sim.scheme.kernel_args(sim.dt))
             args = "".join(f", a[{i}]" for i in range(nargs))
-            src = out / f"{fused.PREFIX}.cpp"
-            src.write_text(SHIM + f'#include "{fused.CU_FILE}"\n'
-                           + MAIN.replace("PREFIX", fused.PREFIX).replace(" ARGS", args))
-            exe = out / fused.PREFIX
+            src = out / f"{prefix}.cpp"
+            src.write_text(SHIM + f'#include "{cu}"\n'
+                           + MAIN.replace("PREFIX", prefix).replace(" ARGS", args))
+            exe = out / prefix
             subprocess.run([GXX, "-std=c++17", "-O1", "-fopenmp", "-ffp-contract=off",
-                            f"-I{fused.CU_FILE.parent}", "-o", str(exe), str(src)], check=True)
-            cache[model] = (exe, nargs)
-        return cache[model]
+                            f"-I{cu.parent}", "-o", str(exe), str(src)], check=True)
+            cache[key] = (exe, nargs)
+        return cache[key]
     return get
 
 
@@ -133,11 +135,19 @@ def run_harness(exe, sim, steps, cycles, tmp_path):
     return np.fromfile(tmp_path / "out.bin").reshape(NV, n)
 
 
-@pytest.mark.parametrize("model", ["heat-1d", "ks-1d", "euler-1d"])
-def test_cuda_kernels_on_cpu_equal_numpy_bit_for_bit(model, harness, tmp_path):
-    exe, _ = harness(model)
+CASES = [("heat-1d", {}), ("ks-1d", {"L": 16.0}),  # KS: nx ≥ L (the resolution guard)
+         ("euler-1d", {"scheme": "muscl-hllc"}),
+         ("euler-1d", {"scheme": "paper"}),
+         ("euler-1d", {"scheme": "muscl-hllc", "boundary": "periodic"}),
+         ("euler-1d", {"scheme": "paper", "boundary": "periodic"})]
+
+
+@pytest.mark.parametrize("model,params", CASES,
+                         ids=["-".join([m, *map(str, p.values())]) for m, p in CASES])
+def test_cuda_kernels_on_cpu_equal_numpy_bit_for_bit(model, params, harness, tmp_path):
+    exe, _ = harness(model, **params)
     W, nb = 32, 3
-    sim = solvers.create(model, backend="numpy", nx=W * nb, block=W)
+    sim = solvers.create(model, backend="numpy", nx=W * nb, block=W, **params)
     random_state(sim)
     sc = sim.scheme  # the reference scheme: its tiers, stencil shape and boundary rule
     P = sim.cycle_steps

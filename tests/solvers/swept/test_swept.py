@@ -3,6 +3,7 @@
 CPU: the NumPy emulation of the swept kernels (shared memory starting as NaN, only edges passed
 between stages) equals the classic order bit for bit, for several block widths, a single block,
 any number of steps and `advance`, with the clock of whole batches equal to step-by-step time.
+Both Euler schemes (muscl-hllc, paper) with Dirichlet and periodic ends.
 GPU: the graph and swept kernels agree with the float64 NumPy reference (classic: the generic
 tests/solvers/test_fused_matches_reference.py), and swept agrees with classic to round-off.
 """
@@ -14,6 +15,13 @@ from pdestudio.solvers.core import clock
 from pdestudio.solvers.swept import reference
 
 MODELS = ["heat-1d", "ks-1d", "euler-1d"]
+# (model, parameters): every scheme and boundary rule with its own tiers or kernels
+CASES = [("heat-1d", {}), ("ks-1d", {"L": 16.0}),  # KS: nx ≥ L (the resolution guard)
+         ("euler-1d", {"scheme": "muscl-hllc"}),
+         ("euler-1d", {"scheme": "paper"}),
+         ("euler-1d", {"scheme": "muscl-hllc", "boundary": "periodic"}),
+         ("euler-1d", {"scheme": "paper", "boundary": "periodic"})]
+IDS = ["-".join([m, *map(str, p.values())]) for m, p in CASES]
 
 
 def random_state(sim, seed=3):
@@ -38,10 +46,10 @@ def pair(model, W, n, backend="numpy", **kw):
     return a, b
 
 
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model,kw", CASES, ids=IDS)
 @pytest.mark.parametrize("W,nb,cycles", [(32, 4, 1), (32, 3, 4), (64, 1, 3), (128, 2, 2)])
-def test_swept_emulation_equals_classic_bit_for_bit(model, W, nb, cycles):
-    a, b = pair(model, W, W * nb)
+def test_swept_emulation_equals_classic_bit_for_bit(model, kw, W, nb, cycles):
+    a, b = pair(model, W, W * nb, **kw)
     P = b.cycle_steps
     assert P == (W // 2 if model == "heat-1d" else W // 8)
     k = cycles * P + 3  # whole cycles, then classic steps for the remainder
@@ -69,9 +77,9 @@ def test_emulation_uses_no_value_before_it_is_computed():
     np.testing.assert_array_equal(np.isnan(out[0]), reach)
 
 
-@pytest.mark.parametrize("model", MODELS)
-def test_swept_advance_lands_exactly_and_matches_classic(model):
-    a, b = pair(model, 32, 96)
+@pytest.mark.parametrize("model,kw", CASES, ids=IDS)
+def test_swept_advance_lands_exactly_and_matches_classic(model, kw):
+    a, b = pair(model, 32, 96, **kw)
     t_end = 37.5 * a.dt  # 37 full steps and a shortened one
     a.advance(t_end)
     b.advance(t_end)
@@ -96,9 +104,10 @@ def test_clock_of_whole_batches_equals_step_by_step():
 
 @pytest.mark.parametrize("model", MODELS)
 def test_grid_that_swept_cannot_tile_is_refused(model):
+    kw = {"L": 50.0} if model == "ks-1d" else {}
     with pytest.raises(solvers.ParameterError, match=r"'nx' = 100 .*multiple of block"):
-        solvers.create(model, backend="numpy", method="swept", block=64, nx=100)
-    solvers.create(model, backend="numpy", method="classic", block=64, nx=100)  # classic tiles any
+        solvers.create(model, backend="numpy", method="swept", block=64, nx=100, **kw)
+    solvers.create(model, backend="numpy", method="classic", block=64, nx=100, **kw)  # any nx
 
 
 # ---- GPU --------------------------------------------------------------------------------------
@@ -110,29 +119,31 @@ def numpy_run(model, sim0_fields, k, **kw):
     return ref.fields()
 
 
-CASES = [pytest.param(m, "float64", 1e-12, id=f"{m}-float64") for m in MODELS] + \
-        [pytest.param(m, "float32", 1e-5, id=f"{m}-float32") for m in MODELS]
+GPU_CASES = [pytest.param(m, kw, dt, tol, id=f"{i}-{dt}") for (m, kw), i in zip(CASES, IDS)
+             for dt, tol in (("float64", 1e-12), ("float32", 1e-5))]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("model,dtype,tol", CASES)
+@pytest.mark.parametrize("model,kw,dtype,tol", GPU_CASES)
 @pytest.mark.parametrize("method", ["classic-graph", "swept"])
-def test_gpu_methods_match_float64_reference(model, method, dtype, tol):
+def test_gpu_methods_match_float64_reference(model, kw, method, dtype, tol):
     """Graph replays and swept cycles (plus classic steps for the rest) against NumPy; the graph
     on a grid that is not a multiple of the block (a partial last block)."""
     n, W = (4096 if method == "swept" else 4099), 128
     k = 600 if model == "heat-1d" else 300  # graph replays / swept cycles plus a remainder
-    if model == "euler-1d":
+    paper = model == "euler-1d" and kw["scheme"] == "paper"
+    if paper:
         # The pressure-ratio limiter amplifies round-off (a flip of min(P_r, 1) near pressure
-        # extrema): compare a short run, still with 5 swept cycles and 5 graph replays.
+        # extrema): compare a short run, still with 5 swept cycles and 5 graph replays. The
+        # MC limiter and HLLC do not (1e-15 perturbations stay 1e-14 over 300 steps, NumPy).
         W, k = 32, 20
-    sim = solvers.create(model, backend="cupy", dtype=dtype, method=method, block=W, nx=n)
-    if model == "euler-1d":  # graphs of 4 steps: 5 replays in 20 steps
+    sim = solvers.create(model, backend="cupy", dtype=dtype, method=method, block=W, nx=n, **kw)
+    if paper:  # graphs of 4 steps: 5 replays in 20 steps
         sim.scheme = type(sim.scheme)(sim, graph_steps=4)
     random_state(sim)
     f0 = {k: v.astype(np.float64) for k, v in sim.fields().items()}
     sim.step(k)
-    ref = numpy_run(model, f0, k, nx=n)
+    ref = numpy_run(model, f0, k, nx=n, **kw)
     for name, v in sim.fields().items():
         err = np.linalg.norm(v - ref[name]) / np.linalg.norm(ref[name])
         worst = int(np.abs(v - ref[name]).argmax())
@@ -141,13 +152,13 @@ def test_gpu_methods_match_float64_reference(model, method, dtype, tol):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("W", [32, 256, 1024])
-@pytest.mark.parametrize("model", MODELS)
-def test_gpu_swept_equals_classic_to_round_off(model, W):
-    if model == "euler-1d" and W == 1024:
+@pytest.mark.parametrize("model,kw", CASES, ids=IDS)
+def test_gpu_swept_equals_classic_to_round_off(model, kw, W):
+    if model == "euler-1d" and W == 1024:  # both schemes' kernels need > 64 registers
         with pytest.raises(solvers.ParameterError, match="'block' = 1024"):
-            solvers.create(model, backend="cupy", method="swept", block=W, nx=4 * W)
+            solvers.create(model, backend="cupy", method="swept", block=W, nx=4 * W, **kw)
         W = 512
-    a, b = pair(model, W, 4 * W, backend="cupy")
+    a, b = pair(model, W, 4 * W, backend="cupy", **kw)
     k = 5 * b.cycle_steps + 7
     a.step(k)
     b.step(k)
@@ -158,9 +169,9 @@ def test_gpu_swept_equals_classic_to_round_off(model, W):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("model", MODELS)
-def test_gpu_array_path_runs_the_swept_emulation(model):
-    a, b = pair(model, 64, 256, backend="cupy", kernel="array")
+@pytest.mark.parametrize("model,kw", CASES, ids=IDS)
+def test_gpu_array_path_runs_the_swept_emulation(model, kw):
+    a, b = pair(model, 64, 256, backend="cupy", kernel="array", **kw)
     a.step(3 * b.cycle_steps)
     b.step(3 * b.cycle_steps)
     for name, v in a.fields().items():

@@ -1,0 +1,148 @@
+// euler-1d, scheme=muscl-hllc (the default; gas.py states it): MUSCL on the primitive variables
+// (rho, u, P) with the MC limiter, the HLLC flux with Einfeldt's wave speeds at the Roe average,
+// SSP-RK2 (Heun) as two tiers: par = 1, Q1 = Q - lam dF(Q); par = 0, Q' = (Q + (Q1 - lam dF(Q1)))/2.
+// Stencil radius R = 2 (the flux at i+1/2 reads cells i-1 .. i+2), Dirichlet ghost cells or
+// periodic ends, so the swept machinery (swept.cuh) runs it as it runs the paper's scheme
+// (euler.cu). Written operation for operation as gas.py: a g++ build without contraction equals
+// NumPy bit for bit (tests/solvers/swept/test_cu_on_cpu.py).
+// State [comp][cell], comp = rho, rho u, E. Per cell and tier: 15 loads, 3 stores, 5 primitive
+// conversions, 3 limited slopes per variable, 2 HLLC fluxes (each 5 sqrt, ~8 divisions).
+#include "swept.cuh"
+
+template <typename T>
+struct MusclOp {
+    static constexpr int R = 2, NV = 3;
+    T lam, gamma;     // Δt/Δx, γ
+    int periodic;     // 1: periodic ends, 0: Dirichlet
+    T gl[3], gr[3];   // ghost states beyond the left and right ends (Dirichlet)
+
+    __device__ __forceinline__ T fetch(const T* p, int stride, int c, int r, int g, int n,
+                                       int wrap) const
+    {
+        const int j = g + r;
+        if (j < 0) {
+            if (!periodic) return gl[c];
+            r += wrap;
+        } else if (j >= n) {
+            if (!periodic) return gr[c];
+            r -= wrap;
+        }
+        return p[c * stride + r];
+    }
+    // sign(a) min(2|a|, 2|b|, |a + b|/2) where a b > 0, else 0
+    __device__ __forceinline__ static T mc_slope(T a, T b)
+    {
+        const T m = fmin(fmin(T(2) * fabs(a), T(2) * fabs(b)), T(0.5) * fabs(a + b));
+        return (a * b > T(0)) ? (a > T(0) ? m : -m) : T(0);
+    }
+    // F_K + S_K (U*_K - U_K) for the side K with wave speed S, m = rho_K (S_K - u_K)
+    __device__ __forceinline__ static void star_flux(const T* f, T S, T Sm, T m, T r, T u, T p,
+                                                     T E, T* out)
+    {
+        const T d = m / (S - Sm);
+        out[0] = f[0] + S * (d - r);
+        out[1] = f[1] + S * (d * Sm - r * u);
+        out[2] = f[2] + S * (d * (E / r + (Sm - u) * (Sm + p / m)) - E);
+    }
+    // HLLC between the primitive states wl, wr = (rho, u, P) (Toro §10.4.2)
+    __device__ __forceinline__ void hllc(const T* wl, const T* wr, T* f) const
+    {
+        const T rL = wl[0], uL = wl[1], pL = wl[2];
+        const T rR = wr[0], uR = wr[1], pR = wr[2];
+        const T gm = gamma - T(1);
+        const T EL = pL / gm + T(0.5) * rL * uL * uL;
+        const T ER = pR / gm + T(0.5) * rR * uR * uR;
+        const T cL = sqrt(gamma * pL / rL);
+        const T cR = sqrt(gamma * pR / rR);
+        const T sL = sqrt(rL), sR = sqrt(rR);
+        const T w = T(1) / (sL + sR);
+        const T ut = (sL * uL + sR * uR) * w;
+        const T Ht = (sL * ((EL + pL) / rL) + sR * ((ER + pR) / rR)) * w;
+        const T ct = sqrt(gm * (Ht - T(0.5) * ut * ut));
+        const T SL = fmin(uL - cL, ut - ct);
+        const T SR = fmax(uR + cR, ut + ct);
+        const T FL[3] = {rL * uL, rL * uL * uL + pL, uL * (EL + pL)};
+        const T FR[3] = {rR * uR, rR * uR * uR + pR, uR * (ER + pR)};
+        if (SL >= T(0)) {
+#pragma unroll
+            for (int c = 0; c < 3; ++c) f[c] = FL[c];
+        } else if (SR <= T(0)) {
+#pragma unroll
+            for (int c = 0; c < 3; ++c) f[c] = FR[c];
+        } else {
+            const T mL = rL * (SL - uL);
+            const T mR = rR * (SR - uR);
+            const T Sm = (pR - pL + mL * uL - mR * uR) / (mL - mR);
+            if (Sm >= T(0)) star_flux(FL, SL, Sm, mL, rL, uL, pL, EL, f);
+            else            star_flux(FR, SR, Sm, mR, rR, uR, pR, ER, f);
+        }
+    }
+    template <class A>
+    __device__ __forceinline__ void tier(int par, const A& a, const T* b, T* out) const
+    {
+        T q[5][3], W[5][3];
+#pragma unroll
+        for (int k = 0; k < 5; ++k) {
+#pragma unroll
+            for (int c = 0; c < 3; ++c) q[k][c] = a(c, k - 2);
+            W[k][0] = q[k][0];
+            W[k][1] = q[k][1] / q[k][0];
+            W[k][2] = (gamma - T(1)) * (q[k][2] - T(0.5) * q[k][1] * q[k][1] / q[k][0]);
+        }
+        T s[3][3];  // limited slopes of cells i-1, i, i+1
+#pragma unroll
+        for (int k = 0; k < 3; ++k) {
+#pragma unroll
+            for (int c = 0; c < 3; ++c)
+                s[k][c] = mc_slope(W[k + 1][c] - W[k][c], W[k + 2][c] - W[k + 1][c]);
+        }
+        T wl[3], wr[3], fm[3], fp[3];
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {  // interface i - 1/2
+            wl[c] = W[1][c] + T(0.5) * s[0][c];
+            wr[c] = W[2][c] - T(0.5) * s[1][c];
+        }
+        hllc(wl, wr, fm);
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {  // interface i + 1/2
+            wl[c] = W[2][c] + T(0.5) * s[1][c];
+            wr[c] = W[3][c] - T(0.5) * s[2][c];
+        }
+        hllc(wl, wr, fp);
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+            const T q1 = q[2][c] - lam * (fp[c] - fm[c]);
+            out[c] = par ? q1 : T(0.5) * (b[c] + q1);
+        }
+    }
+};
+
+#define MUSCL_ARGS T lam, T gamma, int periodic, T gl0, T gl1, T gl2, T gr0, T gr1, T gr2
+#define MUSCL_OP MusclOp<T>{lam, gamma, periodic, {gl0, gl1, gl2}, {gr0, gr1, gr2}}
+
+template <typename T>
+__global__ void muscl_classic(const T* __restrict__ A, const T* B, T* out, int n, int par,
+                              MUSCL_ARGS)
+{
+    classic_tier(MUSCL_OP, A, B, out, n, par);
+}
+
+template <typename T>
+__global__ void muscl_up(const T* __restrict__ u, T* __restrict__ E, int n, MUSCL_ARGS)
+{
+    swept_up(MUSCL_OP, u, E, n);
+}
+
+template <typename T>
+__global__ void muscl_diamond(const T* __restrict__ Ein, T* __restrict__ Eout, int n, int shift,
+                              MUSCL_ARGS)
+{
+    swept_diamond(MUSCL_OP, Ein, Eout, n, shift);
+}
+
+template <typename T>
+__global__ void muscl_down(const T* __restrict__ Ein, T* __restrict__ u, int n, int shift,
+                           MUSCL_ARGS)
+{
+    swept_down(MUSCL_OP, Ein, u, n, shift);
+}
