@@ -9,11 +9,7 @@ Everything the app needs is here or on `Simulation`: the models and their schema
 (`Simulation.device_fields`) and the errors."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-import numpy as np
-
+from .core import checkpoint as _checkpoint
 from .core.backend import BACKENDS, DTYPES, gpu_available, gpu_status
 from .core.errors import MeshError, ParameterError, SimulationDiverged
 from .core.files import atomic_write
@@ -60,23 +56,10 @@ def create(model: str, *, backend: str = "auto", dtype: str = "float64",
     return model_class(model)(backend=backend, dtype=dtype, scenario=scenario, **params)
 
 
-def load(path, backend: str = "auto") -> Simulation:
-    """Restore a checkpoint written by `sim.save(path)`; continuing gives the same results as an
-    uninterrupted run on the same backend."""
-    path = Path(path)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["__meta__"]))
-            arrays = {k: z[k] for k in z.files if k.startswith("state/")}
-    except FileNotFoundError:
-        raise ParameterError(f"checkpoint '{path}' does not exist") from None
-    except (OSError, ValueError, KeyError) as e:
-        raise ParameterError(f"checkpoint '{path}' is not a pdestudio checkpoint (.npz): {e}") \
-            from None
-    for key in ("model", "scenario", "dtype", "params", "t", "steps"):
-        if key not in meta:
-            raise ParameterError(f"checkpoint '{path}' lacks '{key}'")
-    sim = create(meta["model"], backend=backend, dtype=meta["dtype"], scenario=meta["scenario"],
-                 **meta["params"])
-    sim._load_state(meta, arrays)
-    return sim
+def load(path, backend: str = "auto", *, model: str | None = None) -> Simulation:
+    """Restore a checkpoint written by `sim.save(path)` (with or without include_fields);
+    continuing gives the same results as an uninterrupted run on the same backend. `model`, when
+    given, is the model the file must hold. Anything wrong with the file (not a checkpoint,
+    truncated, modified, another model's, a newer format, bad values) raises ParameterError
+    naming the file and the problem; nothing in it is ever executed (see core/checkpoint.py)."""
+    return _checkpoint.load(path, backend=backend, model=model)

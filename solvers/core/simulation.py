@@ -28,12 +28,11 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from . import backend as _backend
-from . import clock
+from . import checkpoint, clock
 from .errors import NonFiniteStep, ParameterError, SimulationDiverged
-from .files import atomic_write
 from .params import KERNEL, Param, Scenario, frozen, validate_all
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = checkpoint.VERSION
 
 
 @dataclass(frozen=True)
@@ -398,36 +397,23 @@ class Simulation:
 
     # ---- checkpoints --------------------------------------------------------------------
     def save(self, path: str | Path, include_fields: bool = False) -> None:
-        """Write a checkpoint (.npz): parameters, time, step count and the exact state arrays.
-        With `include_fields` the displayable fields (host copies, original numbering; prefix
-        `field/`) and the mesh coordinates (prefix `mesh/`) are stored too, so the file is also a
-        data export that `solvers.load` reads back. Written atomically (core.files)."""
-        meta = {"version": CHECKPOINT_VERSION, "model": self.model, "scenario": self.scenario_name,
-                "dtype": self.dtype, "backend": self.backend, "params": dict(self.params),
-                "t": self.t, "steps": self.steps, "aux": self._aux_state()}
-        arrays = {f"state/{k}": self._be.asnumpy(v) for k, v in self.state.items()}
-        if include_fields:
-            arrays.update({f"field/{k}": v for k, v in self.fields().items()})
-            for name in ("x", "y", "points", "cells"):
-                if hasattr(self.mesh, name):
-                    arrays[f"mesh/{name}"] = np.asarray(self._be.asnumpy(getattr(self.mesh, name)))
-        with atomic_write(path) as f:  # no implicit ".npz" suffix: the user's name is kept
-            np.savez(f, __meta__=np.array(json.dumps(meta)), **arrays)
+        """Write a checkpoint (.npz, format of core/checkpoint.py): parameters, time, step count,
+        the exact state arrays and a SHA-256 of each. With `include_fields` the displayable
+        fields (host copies, original numbering; prefix `field/`) and the mesh coordinates
+        (prefix `mesh/`) are stored too, so the file is also a data export that `solvers.load`
+        reads back. Written atomically: a kill or a full disk leaves the previous file intact
+        (an OSError becomes a ParameterError naming the file)."""
+        checkpoint.write(self, path, include_fields)
 
-    def _load_state(self, meta: dict, arrays: Mapping[str, np.ndarray]) -> None:
-        missing = [k for k in self.state if f"state/{k}" not in arrays]
-        if missing:
-            raise ParameterError(f"checkpoint lacks state array '{missing[0]}'")
-        for k in self.state:
-            a = arrays[f"state/{k}"]
-            if a.shape != self.state[k].shape or a.dtype != self.state[k].dtype:
-                raise ParameterError(f"checkpoint array '{k}' has shape {a.shape} and dtype "
-                                     f"{a.dtype}; expected {tuple(self.state[k].shape)} and "
-                                     f"{self.state[k].dtype}")
+    def _restore_state(self, state: Mapping[str, np.ndarray], t: float, steps: int,
+                       aux: dict) -> None:
+        """Install a checkpoint's validated state (core/checkpoint.py checked names, shapes,
+        dtypes, finiteness and the clock)."""
+        for k, a in state.items():
             self._assign_state(k, self.xp.asarray(a))
-        self.t = float(meta["t"])
-        self.steps = int(meta["steps"])
-        self._set_aux_state(meta.get("aux", {}))
+        self.t = float(t)
+        self.steps = int(steps)
+        self._set_aux_state(dict(aux))
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.model}/{self.scenario_name} {self.backend} "
