@@ -42,3 +42,13 @@ def test_fourier_number_above_half_is_refused():
     with pytest.raises(solvers.ParameterError, match=r"'Fo'.*\(0, 0.5\]"):
         solvers.create("heat-1d", Fo=0.51)
 
+
+
+def test_divergence_advice_is_not_a_smaller_fourier_number():
+    """With Fo ≤ ½ the scheme keeps a maximum principle, so only data at the edge of the real
+    type can overflow; the divergence says so instead of "reduce the time step"."""
+    sim = solvers.create("heat-1d", backend="numpy", nx=16)
+    sim.set_field("T", np.full(16, 1.7e308))
+    with pytest.raises(solvers.SimulationDiverged, match="maximum principle.*cannot help"):
+        sim.step(1)
+    assert (sim.fields()["T"] == 1.7e308).all()

@@ -44,3 +44,32 @@ def test_time_step_beyond_stability_is_refused():
     sim = solvers.create("ks-1d", backend="numpy", nx=256, dt=0.5 * stable_dt(dx))
     sim.step(200)
     assert np.isfinite(sim.fields()["u"]).all()
+
+
+def test_grid_too_coarse_for_its_length_is_refused_naming_the_minimum():
+    """Below one node per unit length the grid is refused, naming nx, L and the minimum nx for
+    that L (32π: 101); the guard scales with L."""
+    with pytest.raises(solvers.ParameterError,
+                       match=r"'nx' = 64 is too coarse for L = 100\.531.*allowed: nx ≥ 101 "):
+        solvers.create("ks-1d", backend="numpy", nx=64)
+    solvers.create("ks-1d", backend="numpy", nx=101)
+    solvers.create("ks-1d", backend="numpy", nx=64, L=64.0)
+    with pytest.raises(solvers.ParameterError, match=r"nx ≥ 202 for this L"):
+        solvers.create("ks-1d", backend="numpy", nx=200, L=64 * np.pi)
+
+
+def test_guard_sits_where_the_scheme_fails():
+    """benchmarks/swept/ks_resolution.py: 0.7 nodes per unit length diverge (L = 32π, t ≈ 160),
+    and then the advice names the nodes this L needs; the guard's minimum, one per unit length,
+    runs to t = 300 with bounded chaos."""
+    cls = solvers.core.registry.model_class("ks-1d")
+    unguarded = type("UnguardedKS", (cls,), {"min_nodes_per_length": 0.0})
+    sim = unguarded(backend="numpy", nx=70)
+    with pytest.raises(solvers.SimulationDiverged,
+                       match=r"Use more nodes for this L: nx = 70 .*0\.696 per unit length; nx = 202"):
+        sim.advance(300)
+    assert 100 < sim.t < 300
+    sim = solvers.create("ks-1d", backend="numpy", nx=cls.min_nx(32 * np.pi))
+    sim.advance(300)
+    u = sim.fields()["u"]
+    assert np.abs(u).max() < 6 and u.std() > 0.5
