@@ -1,5 +1,11 @@
-"""Exports (SPEC §5): PNG of a field as the viewer draws it, MP4/GIF recordings, field data as
-.npz or .vtu (meshio; ParaView opens it).
+"""Exports (SPEC §5): PNG of a field as the viewer draws it, MP4/GIF recordings streamed to the
+encoder (memory independent of the length), field data as .npz (a checkpoint with the fields that
+`solvers.load` reads back), .vti/.vtu and .pvd time series for ParaView (vtk.py).
+
+Every file is written atomically: to a temporary file in the same folder, renamed over the target
+only when complete (`solvers.atomic_write`; videos: a temporary file renamed at `close()`, removed
+by `abort()`), so a failed or interrupted export never leaves a partial file or destroys the
+previous one.
 
 Headless rendering (`pdestudio run --export-image/--export-video`, no display): the same VisPy
 view as the window, on an offscreen canvas through EGL (Mesa llvmpipe works without a display).
@@ -9,100 +15,98 @@ If no OpenGL context can be had, a software rendering with the same colormap is 
 """
 from __future__ import annotations
 
-import json
+import contextlib
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from pdestudio.solvers import ParameterError
+from pdestudio.solvers import ParameterError, atomic_write
 
+from . import vtk
 from .frames import Frame, SimInfo
 from .views.colors import ColorScale
 
 SIZE = (960, 720)  # divisible by 16 (libx264)
 VIDEO_SUFFIXES = (".mp4", ".gif")
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+DATA_SUFFIXES = (".npz", ".vti", ".vtu", ".pvd")
 
 
 # ---- field data ------------------------------------------------------------------------------
-def write_data(sim, path) -> None:
-    """Write every field of `sim` with its coordinates: .npz (arrays + metadata) or .vtu."""
-    path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (".npz", ".vtu"):
-        raise ParameterError(f"data file '{path}' has type '{suffix}'; allowed: .npz, .vtu")
+def check_data_path(path, mesh=None) -> str:
+    """The data format of `path` by its suffix (ParameterError if unknown); with the
+    simulation's mesh, also whether that format can hold it (.vti needs a uniform grid)."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in DATA_SUFFIXES:
+        raise ParameterError(f"data file '{path}' has type '{suffix}'; allowed: "
+                             + ", ".join(DATA_SUFFIXES) + " (.npz: a checkpoint with the fields "
+                             "that solvers.load reads; .pvd: a ParaView time series)")
+    if mesh is not None and suffix == ".vti":
+        try:
+            vtk.check_vti(mesh)
+        except ParameterError as e:
+            raise ParameterError(f"data file '{path}': {e}") from None
+    if suffix == ".pvd":
+        vtk.check_series_folder(path)
+    return suffix
+
+
+def data_arrays(sim):
+    """(mesh, fields, locations) of the simulation's current state, for the VTK writers."""
     fields = sim.fields()
-    info = SimInfo.of(sim)
+    locations = {k: sim.field_info(k)["location"] for k in fields}
+    return sim.mesh, fields, locations
+
+
+def write_data(sim, path) -> None:
+    """Write the state of `sim`: .npz (a checkpoint holding the fields and mesh coordinates too,
+    which solvers.load reads back), .vti (ImageData: grids), .vtu (UnstructuredGrid: meshes, or
+    grids as lines/quads) or .pvd (a one-frame ParaView time series). Every file is written
+    atomically: a failed write leaves the previous file in place."""
+    suffix = check_data_path(path, sim.mesh)
     if suffix == ".npz":
-        mesh = sim.mesh
-        coords = {}
-        for name in ("x", "y", "points", "cells"):
-            if hasattr(mesh, name):
-                coords[f"mesh/{name}"] = np.asarray(getattr(mesh, name))
-        meta = {"model": sim.model, "scenario": sim.scenario_name, "t": sim.t,
-                "steps": sim.steps, "dtype": sim.dtype, "params": dict(sim.params),
-                "locations": {k: v["location"] for k, v in info.fields.items()},
-                "units": {k: v["unit"] for k, v in info.fields.items()}}
-        with open(path, "wb") as f:
-            np.savez(f, __meta__=np.array(json.dumps(meta)), **fields, **coords)
+        sim.save(path, include_fields=True)
         return
-    import meshio
-    points, cells, point_data, cell_data = vtu_arrays(info, fields)
-    m = meshio.Mesh(points, cells, point_data=point_data,
-                    cell_data={k: [v] for k, v in cell_data.items()},
-                    field_data={})
-    m.field_data = {}
-    meshio.write(str(path), m, file_format="vtu")
-
-
-def _edges(c: np.ndarray) -> np.ndarray:
-    """Cell corners from cell centres (midpoints, ends extrapolated)."""
-    if len(c) == 1:
-        return np.array([c[0] - 0.5, c[0] + 0.5])
-    mid = 0.5 * (c[1:] + c[:-1])
-    return np.concatenate([[2 * c[0] - mid[0]], mid, [2 * c[-1] - mid[-1]]])
-
-
-def vtu_arrays(info: SimInfo, fields: dict):
-    """(points, cells, point_data, cell_data) for meshio. Grids become quads (lines in 1D);
-    cell-located fields are cell data on the grid of cell corners when every field is
-    cell-located, otherwise all grid fields are point data at the coordinates given."""
-    kind = info.kind
-    loc = {k: info.fields[k]["location"] for k in fields}
-    if kind == "triangles":
-        pts = np.asarray(info.mesh.points, dtype=np.float64)
-        if pts.shape[1] == 2:
-            pts = np.column_stack([pts, np.zeros(len(pts))])
-        cells = [("triangle", np.asarray(info.mesh.cells, dtype=np.int64))]
-        pd = {k: v for k, v in fields.items() if loc[k] != "cell" and len(v) == len(pts)}
-        cd = {k: v for k, v in fields.items() if k not in pd}
-        return pts, cells, pd, cd
-    all_cells = all(v == "cell" for v in loc.values())
-    x = np.asarray(info.mesh.x, dtype=np.float64)
-    if kind == "grid1d":
-        xs = _edges(x) if all_cells else x
-        pts = np.column_stack([xs, np.zeros_like(xs), np.zeros_like(xs)])
-        n = len(xs)
-        cells = [("line", np.column_stack([np.arange(n - 1), np.arange(1, n)]))]
-        data = {k: np.asarray(v, dtype=np.float64) for k, v in fields.items()}
-        return (pts, cells, {}, data) if all_cells else (pts, cells, data, {})
-    y = np.asarray(info.mesh.y, dtype=np.float64)
-    xs, ys = (_edges(x), _edges(y)) if all_cells else (x, y)
-    X, Y = np.meshgrid(xs, ys)  # (ny, nx), x along the last axis like the fields
-    pts = np.column_stack([X.ravel(), Y.ravel(), np.zeros(X.size)])
-    nx = len(xs)
-    j, i = np.meshgrid(np.arange(len(ys) - 1), np.arange(nx - 1), indexing="ij")
-    a = (j * nx + i).ravel()
-    quads = np.column_stack([a, a + 1, a + 1 + nx, a + nx])
-    data = {k: np.asarray(v, dtype=np.float64).ravel() for k, v in fields.items()}
-    return (pts, [("quad", quads)], {}, data) if all_cells else \
-        (pts, [("quad", quads)], data, {})
+    mesh, fields, locations = data_arrays(sim)
+    if suffix == ".pvd":
+        series = vtk.Series(path, mesh)
+        try:
+            series.add(mesh, fields, locations, sim.t, sim.steps)
+            series.close()
+        except BaseException:
+            series.abort()
+            raise
+        return
+    writer = vtk.write_vti if suffix == ".vti" else vtk.write_vtu
+    writer(path, mesh, fields, locations, sim.t, sim.steps)
 
 
 # ---- rendering ----------------------------------------------------------------------------------
 def write_png(path, rgb: np.ndarray) -> None:
+    """Write an RGB(A) picture (PNG, or JPEG by the suffix) atomically."""
     import imageio.v3 as iio
-    iio.imwrite(str(path), np.ascontiguousarray(rgb[..., :3]))
+    suffix = Path(path).suffix.lower()
+    if suffix not in IMAGE_SUFFIXES:
+        raise ParameterError(f"image file '{path}' has type '{suffix}'; allowed: "
+                             + ", ".join(IMAGE_SUFFIXES))
+    data = iio.imwrite("<bytes>", np.ascontiguousarray(rgb[..., :3]), extension=suffix)
+    with atomic_write(path) as f:
+        f.write(data)
+
+
+def check_image_path(path) -> None:
+    suffix = Path(path).suffix.lower()
+    if suffix not in IMAGE_SUFFIXES:
+        raise ParameterError(f"image file '{path}' has type '{suffix}'; allowed: "
+                             + ", ".join(IMAGE_SUFFIXES))
+
+
+def check_video_path(path) -> None:
+    suffix = Path(path).suffix.lower()
+    if suffix not in VIDEO_SUFFIXES:
+        raise ParameterError(f"video file '{path}' has type '{suffix}'; allowed: .mp4, .gif")
 
 
 def _gl_app():
@@ -120,10 +124,13 @@ def _gl_app():
 
 
 class Renderer:
-    """Draws a simulation's field as the viewer does, into RGB arrays of `size`."""
+    """Draws a simulation's field as the viewer does, into RGB arrays of `size`.
+
+    `color_range`: None (the data's range in every picture), (lo, hi) (fixed), or "first" (fixed
+    to the range of the first picture drawn: a recording keeps one colour scale)."""
 
     def __init__(self, sim, field: str | None = None, size=SIZE, scale: ColorScale | None = None,
-                 info: SimInfo | None = None):
+                 info: SimInfo | None = None, color_range=None):
         self.info = info or SimInfo.of(sim)
         self.field = field or self.info.default_field
         if self.field not in self.info.fields:
@@ -131,6 +138,10 @@ class Renderer:
                                  + ", ".join(self.info.fields))
         self.size = (int(size[0]) // 16 * 16, int(size[1]) // 16 * 16)
         self.scale = scale or _default_scale(self.info, self.field)
+        self._fix_first = color_range == "first"
+        if color_range not in (None, "first"):
+            lo, hi = color_range
+            self.scale = ColorScale(self.scale.cmap, "fixed", float(lo), float(hi))
         try:
             self._gl_setup()
         except Exception as e:  # no OpenGL context: software fallback, said so
@@ -156,15 +167,24 @@ class Renderer:
         frame = self.frame_of(sim)
         if self.canvas is None:
             from .software import render_software
+            if self._fix_first:
+                self._fix(self.scale.limits(np.asarray(frame.fields[self.field], np.float64)))
             return render_software(self.info, frame, self.field, self.scale, self.size)
-        self.view.set_frame(frame, self.field, self.scale)
+        limits = self.view.set_frame(frame, self.field, self.scale)
+        if self._fix_first and limits is not None:
+            self._fix(limits)
         img = self.canvas.render(alpha=False)
         return np.ascontiguousarray(img[..., :3])
 
+    def _fix(self, limits) -> None:
+        self.scale = ColorScale(self.scale.cmap, "fixed", float(limits[0]), float(limits[1]))
+        self._fix_first = False
+
     def close(self):
         if self.canvas is not None:
-            self.canvas.close()
-            self.canvas = None
+            canvas, self.canvas = self.canvas, None
+            with contextlib.suppress(Exception):
+                canvas.close()
 
 
 def _renderer_name() -> str:
@@ -180,10 +200,11 @@ def _default_scale(info: SimInfo, field: str) -> ColorScale:
     return ColorScale()
 
 
-def render_image(sim, path, field: str | None = None) -> str:
+def render_image(sim, path, field: str | None = None, color_range=None) -> str:
     """Write a PNG of `field` (default: the model's default field) as the viewer draws it.
     Returns how it was drawn (OpenGL or the software fallback, and why)."""
-    r = Renderer(sim, field)
+    check_image_path(path)
+    r = Renderer(sim, field, color_range=color_range)
     try:
         write_png(path, r.render(sim))
     finally:
@@ -193,32 +214,54 @@ def render_image(sim, path, field: str | None = None) -> str:
 
 # ---- video ----------------------------------------------------------------------------------------
 class VideoRecorder:
-    """MP4 (libx264 via imageio-ffmpeg) or GIF by extension. `add(sim)` renders the field like
-    `render_image` (headless); `add_image(rgb)` adds a picture already drawn (the window's
-    canvas). Frames are padded to the first frame's size rounded up to a multiple of 16, so
-    the same run gives the same frames."""
+    """MP4 (libx264 via imageio-ffmpeg) or GIF by extension, streamed: each frame goes to the
+    encoder as it is added, so memory does not grow with the length of the recording. `add(sim)`
+    renders the field like `render_image` (headless); `add_image(rgb)` adds a picture already
+    drawn (the window's canvas). Frames are padded to the first frame's size rounded up to a
+    multiple of 16, so the same run gives the same frames. The file is written under a
+    temporary name in the same folder and renamed at `close()`; `abort()` removes it.
 
-    def __init__(self, path, sim=None, field: str | None = None, fps: int = 25):
+    `color_range` (headless recordings): "first" (default: the first frame's range, fixed for
+    the whole video), None (each frame its own range) or (lo, hi)."""
+
+    def __init__(self, path, sim=None, field: str | None = None, fps: int = 25,
+                 color_range="first"):
         self.path = Path(path)
+        check_video_path(self.path)
         suffix = self.path.suffix.lower()
-        if suffix not in VIDEO_SUFFIXES:
-            raise ParameterError(f"video file '{path}' has type '{suffix}'; allowed: .mp4, .gif")
         if not (isinstance(fps, int) and 1 <= fps <= 240):
             raise ParameterError(f"video frame rate {fps!r}; allowed: an integer in [1, 240]")
         self.fps = fps
         self.frames = 0
         self.shape = None
-        self.renderer = Renderer(sim, field) if sim is not None else None
+        self.writer = None
+        self.renderer = Renderer(sim, field, color_range=color_range) if sim is not None else None
         self.how = self.renderer.how if self.renderer else "the window's canvas"
-        import imageio.v2 as iio2
-        if suffix == ".mp4":
-            self.writer = iio2.get_writer(str(self.path), format="FFMPEG", fps=fps,
-                                          codec="libx264", quality=7, macro_block_size=16,
-                                          pixelformat="yuv420p",
-                                          output_params=["-threads", "1"], ffmpeg_log_level="error")
-        else:
-            self.writer = iio2.get_writer(str(self.path), format="GIF", duration=1000 / fps,
-                                          loop=0)
+        folder = self.path.parent if str(self.path.parent) else Path(".")
+        if not folder.is_dir():
+            self._close_renderer()
+            raise ParameterError(f"cannot write '{self.path}': folder '{folder}' does not exist")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".part" + suffix,
+                                       dir=folder)
+        except BaseException:
+            self._close_renderer()
+            raise
+        self.tmp = Path(tmp)
+        try:
+            if suffix == ".mp4":
+                os.close(fd)
+                import imageio.v2 as iio2
+                self.writer = iio2.get_writer(
+                    str(self.tmp), format="FFMPEG", fps=fps, codec="libx264", quality=7,
+                    macro_block_size=16, pixelformat="yuv420p", output_params=["-threads", "1"],
+                    ffmpeg_log_level="error")
+            else:
+                from .gif import GifWriter
+                self.writer = GifWriter(os.fdopen(fd, "wb"), fps)
+        except BaseException:
+            self.abort()
+            raise
 
     def add(self, sim) -> None:
         if self.renderer is None:
@@ -237,8 +280,36 @@ class VideoRecorder:
         self.frames += 1
 
     def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            self.writer = None
+        """Finish the file and move it into place (the previous file is replaced only now)."""
+        if self.writer is None:
+            self._close_renderer()
+            return
+        writer, self.writer = self.writer, None
+        try:
+            writer.close()
+            with open(self.tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(self.tmp, self.path)
+        except BaseException:
+            _unlink(self.tmp)
+            raise
+        finally:
+            self._close_renderer()
+
+    def abort(self) -> None:
+        """Stop without writing: the temporary file goes, the previous file stays."""
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            with contextlib.suppress(Exception):
+                writer.close()
+        _unlink(self.tmp)
+        self._close_renderer()
+
+    def _close_renderer(self) -> None:
         if self.renderer is not None:
             self.renderer.close()
+
+
+def _unlink(path) -> None:
+    with contextlib.suppress(OSError, TypeError):
+        os.unlink(path)

@@ -49,7 +49,11 @@ def test_vtu_and_npz_hold_every_field_at_its_location(tmp_path, fake_models, mod
         meta = json.loads(str(z["__meta__"]))
         assert meta["model"] == model and meta["steps"] == 3
         for name, values in fields.items():
-            np.testing.assert_array_equal(z[name], values)
+            np.testing.assert_array_equal(z[f"field/{name}"], values)
+    back = solvers.load(tmp_path / "f.npz", backend="numpy")  # the data export is a checkpoint
+    assert back.steps == 3
+    for name, values in back.fields().items():
+        np.testing.assert_array_equal(values, fields[name])
 
 
 def test_grid_of_cell_fields_becomes_cells_on_the_corner_grid(tmp_path, fake_models):
@@ -66,7 +70,7 @@ def test_grid_of_cell_fields_becomes_cells_on_the_corner_grid(tmp_path, fake_mod
 
 def test_bad_data_and_video_names_are_refused(tmp_path):
     sim = small("heat-1d")
-    with pytest.raises(solvers.ParameterError, match="allowed: .npz, .vtu"):
+    with pytest.raises(solvers.ParameterError, match="allowed: .npz, .vti, .vtu, .pvd"):
         export.write_data(sim, tmp_path / "f.csv")
     with pytest.raises(solvers.ParameterError, match="allowed: .mp4, .gif"):
         export.VideoRecorder(tmp_path / "v.avi", sim)
@@ -170,10 +174,13 @@ def test_cli_run_exports_every_kind(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pdestudio", "run", "heat-1d", "--set", "nx=128",
                         "--backend", "numpy", "--steps", "60", "--frame-every", "20",
                         "--export-image", str(out / "i.png"), "--export-video", str(out / "v.gif"),
-                        "--export-data", str(out / "d.vtu"), "--quiet"],
+                        "--export-data", str(out / "d.vtu"), "--json"],
                        capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     assert "wrote" in r.stderr and "drawn by" in r.stderr
+    written = {w["kind"]: w for w in json.loads(r.stdout)["outputs"]}
+    assert written["video"]["frames"] == 4 and written["data"]["path"] == str(out / "d.vtu")
+    assert set(written) == {"video", "data", "image"}
     assert (out / "i.png").stat().st_size > 1000
     m = meshio.read(out / "d.vtu")
     assert "T" in m.point_data and len(m.points) == 128
