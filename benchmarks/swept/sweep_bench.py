@@ -1,6 +1,7 @@
 """Time per step of classic, classic + CUDA graphs and swept, like the paper's Figs. 7-9.
 
     python -m benchmarks.swept.sweep_bench [--out DIR] [--budget SECONDS] [--sizes 11 ... 20 22]
+                                           [--euler-scheme paper|muscl-hllc]
 
 For heat-1d, ks-1d and euler-1d in float64, for 2^11 … 2^22 points and block sizes 32 … 1024,
 it runs each method through the public API (`sim.step(N)`, the finiteness checks of the base class
@@ -31,6 +32,9 @@ MODELS = ("heat-1d", "ks-1d", "euler-1d")
 METHODS = ("classic", "classic-graph", "swept")
 BLOCKS = (32, 64, 128, 256, 512, 1024)
 SHARE = {"heat-1d": 0.3, "ks-1d": 0.3, "euler-1d": 0.4}
+# Model parameters besides the size: Euler times the paper's scheme (the swept comparison of
+# seed 003) unless --euler-scheme names the default muscl-hllc.
+PARAMS = {"euler-1d": {"scheme": "paper"}}
 TARGET_STEPS = 53248  # ≈ the paper's 50,000, a multiple of every swept cycle and graph length
 UNIT = 1024  # a multiple of every swept cycle (≤ 512 steps) and graph length (256)
 
@@ -47,7 +51,7 @@ def measure(model: str, n: int, method: str, block: int, target_s: float):
     import cupy as cp
     try:
         sim = solvers.create(model, backend="cupy", dtype="float64", nx=n, method=method,
-                             block=block)
+                             block=block, **PARAMS.get(model, {}))
     except solvers.ParameterError as e:
         return None, str(e)
     # one warm-up call (compilation, graph capture, memory pools), then one timed call
@@ -182,7 +186,10 @@ def main(argv=None):
     ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--merge", type=Path, default=None,
                     help="an earlier sweep.json whose rows and notes this run extends")
+    ap.add_argument("--euler-scheme", default="paper", choices=("paper", "muscl-hllc"),
+                    help="euler-1d's scheme (paper: seed 003's, as the swept comparison)")
     a = ap.parse_args(argv)
+    PARAMS["euler-1d"] = {"scheme": a.euler_scheme}
     a.out.mkdir(parents=True, exist_ok=True)
     if a.from_json:
         d = json.loads(a.from_json.read_text())

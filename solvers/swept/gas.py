@@ -133,7 +133,8 @@ def hllc(WL, WR, gamma: float, xp):
 
 
 def _star_flux(c, f, S, Sm, m, r, u, p, E):
-    """Component c of F_K + S_K (U*_K − U_K) for the side K with wave speed S = S_K, m = ρ_K(S_K − u_K)."""
+    """Component c of F_K + S_K (U*_K − U_K) on the side K with wave speed S = S_K,
+    m = ρ_K (S_K − u_K)."""
     d = m / (S - Sm)           # ρ*_K
     if c == 0:
         return f + S * (d - r)

@@ -1,6 +1,7 @@
 // euler-1d, scheme=muscl-hllc (the default; gas.py states it): MUSCL on the primitive variables
 // (rho, u, P) with the MC limiter, the HLLC flux with Einfeldt's wave speeds at the Roe average,
-// SSP-RK2 (Heun) as two tiers: par = 1, Q1 = Q - lam dF(Q); par = 0, Q' = (Q + (Q1 - lam dF(Q1)))/2.
+// SSP-RK2 (Heun) as two tiers: par = 1, Q1 = Q - lam dF(Q);
+// par = 0, Q' = (Q + (Q1 - lam dF(Q1))) / 2.
 // Stencil radius R = 2 (the flux at i+1/2 reads cells i-1 .. i+2), Dirichlet ghost cells or
 // periodic ends, so the swept machinery (swept.cuh) runs it as it runs the paper's scheme
 // (euler.cu). Written operation for operation as gas.py: a g++ build without contraction equals

@@ -129,8 +129,8 @@ def run_harness(exe, sim, steps, cycles, tmp_path):
     (tmp_path / "in.bin").write_bytes(args.tobytes() + U.tobytes())
     NV, n = U.shape
     subprocess.run([str(exe), str(NV), str(n), str(sim.params["block"]),
-                    str(sim.scheme.tiers_per_step), str(steps), str(cycles), str(len(args)), str(tmp_path / "in.bin"),
-                    str(tmp_path / "out.bin")], check=True,
+                    str(sim.scheme.tiers_per_step), str(steps), str(cycles), str(len(args)),
+                    str(tmp_path / "in.bin"), str(tmp_path / "out.bin")], check=True,
                    env={"OMP_WAIT_POLICY": "passive"})
     return np.fromfile(tmp_path / "out.bin").reshape(NV, n)
 

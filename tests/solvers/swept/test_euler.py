@@ -83,7 +83,8 @@ def test_sod_scales_with_the_tube_length(scheme):
 
 
 def test_diaphragm_outside_the_tube_is_refused():
-    with pytest.raises(solvers.ParameterError, match=r"'x0' = 2 .*allowed: a number in \(0, 1\.5\)"):
+    with pytest.raises(solvers.ParameterError,
+                       match=r"'x0' = 2 .*allowed: a number in \(0, 1\.5\)"):
         solvers.create("euler-1d", backend="numpy", L=1.5, x0=2.0)
     sim = solvers.create("euler-1d", backend="numpy", nx=30, L=3.0, x0=1.0)
     assert sim.fields()["rho"][9] == 1.0 and sim.fields()["rho"][10] == 0.125  # x = 0.95, 1.05

@@ -65,8 +65,8 @@ def test_guard_sits_where_the_scheme_fails():
     cls = solvers.core.registry.model_class("ks-1d")
     unguarded = type("UnguardedKS", (cls,), {"min_nodes_per_length": 0.0})
     sim = unguarded(backend="numpy", nx=70)
-    with pytest.raises(solvers.SimulationDiverged,
-                       match=r"Use more nodes for this L: nx = 70 .*0\.696 per unit length; nx = 202"):
+    with pytest.raises(solvers.SimulationDiverged, match=r"Use more nodes for this L: nx = 70 "
+                       r".*0\.696 per unit length; nx = 202"):
         sim.advance(300)
     assert 100 < sim.t < 300
     sim = solvers.create("ks-1d", backend="numpy", nx=cls.min_nx(32 * np.pi))
