@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from . import backend as _backend
-from . import checkpoint, clock
+from . import checkpoint, clock, memory
 from .errors import NonFiniteStep, ParameterError, SimulationDiverged
 from .params import KERNEL, Param, Scenario, frozen, validate_all
 
@@ -78,6 +78,10 @@ class Simulation:
     # family has no CUDA kernels (then there is no `kernel` parameter).
     reference_scheme: ClassVar[Any] = None
     fused_scheme: ClassVar[Any] = None
+    # Memory (core/memory.py): peak host bytes per cell in float64 (a number, or a mapping
+    # geometry -> bytes), and on the GPU (None: the same).
+    memory_per_cell: ClassVar[Any] = memory.DEFAULT_PER_CELL
+    device_memory_per_cell: ClassVar[Any] = None
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -106,6 +110,12 @@ class Simulation:
         """Cross-parameter constraints; raise ParameterError naming the parameters."""
 
     @classmethod
+    def memory_estimate(cls, params: Mapping[str, Any]) -> tuple[int, int]:
+        """(host, device) bytes a run with these validated parameters needs at its peak,
+        estimated before anything is allocated (core/memory.py)."""
+        return memory.estimate(cls, params)
+
+    @classmethod
     def describe(cls) -> dict:
         return {
             "model": cls.model, "title": cls.title, "description": cls.description,
@@ -125,6 +135,7 @@ class Simulation:
         be = _backend.resolve(backend)
         p = validate_all(self.schema(sc.name), params, self.model)
         self._check_params(p)
+        memory.check(type(self), p, be.is_gpu)  # before anything is allocated
         self._be = be
         self.xp = be.xp
         self.backend = be.name

@@ -133,6 +133,8 @@ class CurvatureFlow(Simulation):
         # u_new: 13 reads + 5 writes per node
         return cells, 18 * cells * np.dtype(self.dtype).itemsize
 
+    memory_per_cell = 224  # peak host bytes per cell, float64 (core/memory.py)
+
 
 @register
 class MeanCurvatureFlow(CurvatureFlow):
@@ -151,3 +153,4 @@ class WillmoreFlow(CurvatureFlow):
                    "volumes, adaptive Runge–Kutta–Merson (seed 000).")
     willmore = True
     bench_sizes = (128, 256)
+    memory_per_cell = 352  # peak host bytes per cell, float64 (core/memory.py)

@@ -236,6 +236,8 @@ class ShallowWater(_ShallowWaterBase):
     def _derived(self):
         return {"eta": self.state["h"] - self.state["H"], "bottom": -self.state["H"]}
 
+    memory_per_cell = {"grid": 576, "triangles": 1600}  # peak bytes per cell (core/memory.py)
+
 
 @register
 class TwoLayer(_ShallowWaterBase):
@@ -297,3 +299,5 @@ class TwoLayer(_ShallowWaterBase):
     def _derived(self):
         s = self.state
         return {"eta": s["h1"] + s["h2"] - s["H"], "interface": s["h2"] - s["H"]}
+
+    memory_per_cell = 2304  # peak host bytes per cell, float64 (core/memory.py)

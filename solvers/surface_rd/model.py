@@ -154,6 +154,8 @@ class SurfaceRD(Simulation):
         nnz = 2 * self.imesh.n_edges
         return n, 4 * n * item + 4 * nnz + 24 * n
 
+    memory_per_cell = 2560  # peak host bytes per cell, float64 (core/memory.py)
+
 
 @register
 class Chemotaxis(SurfaceRD):

@@ -142,6 +142,8 @@ class Heat1D(SweptSimulation):
                 "the data, values near the limit of the real type (±1.8e308 in float64, ±3.4e38 "
                 "in float32); rescale the temperature (or use float64).")
 
+    memory_per_cell = 64  # peak host bytes per cell, float64 (core/memory.py)
+
 
 @register
 class KuramotoSivashinsky1D(SweptSimulation):
@@ -222,6 +224,8 @@ class KuramotoSivashinsky1D(SweptSimulation):
             advice += (f" Or leave dt empty: its default ({auto:.3g} here) keeps to a quarter of "
                        "the linear stability limit and to the advection bound.")
         return advice
+
+    memory_per_cell = 80  # peak host bytes per cell, float64 (core/memory.py)
 
 
 @register
@@ -351,3 +355,5 @@ class Euler1D(SweptSimulation):
             raise ParameterError(
                 f"{self.model}: field '{name}' gives pressure {P[i]:g} in cell {i}; allowed: "
                 "values with P = (γ−1)(E − (ρu)²/(2ρ)) > 0 in every cell")
+
+    memory_per_cell = 576  # peak host bytes per cell, float64 (core/memory.py)
