@@ -31,6 +31,7 @@ from . import backend as _backend
 from . import checkpoint, clock, memory
 from .errors import NonFiniteStep, ParameterError, SimulationDiverged
 from .params import KERNEL, Param, Scenario, frozen, validate_all
+from .values import real_array
 
 CHECKPOINT_VERSION = checkpoint.VERSION
 
@@ -377,23 +378,18 @@ class Simulation:
         return tuple(self._fields()[name].shape)
 
     def set_field(self, name: str, values) -> None:
-        """Replace a field (an initial condition, a painted region), validated like a parameter."""
+        """Replace a field (an initial condition, a painted region), validated like a parameter:
+        real numbers (bool, int, float; no complex, dates, objects or text) of the field's shape,
+        finite and within the range of the simulation's dtype (core/values.py), then the field's
+        lower bound and the model's checks. Nothing changes if it is refused; the simulation
+        keeps a copy, never the caller's array."""
         self.field_info(name)  # unknown -> ParameterError
         fi = self.field_infos[name]
         if not fi.settable:
             raise ParameterError(f"{self.model}: field '{name}' is derived and cannot be set; "
                                  "settable fields: " + ", ".join(self.settable_fields()))
-        try:
-            arr = np.asarray(values, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise ParameterError(f"{self.model}: field '{name}' must be numeric") from None
-        shape = self.field_shape(name)
-        if arr.shape != shape:
-            raise ParameterError(f"{self.model}: field '{name}' has shape {arr.shape}; "
-                                 f"allowed: shape {shape}")
-        if not np.isfinite(arr).all():
-            raise ParameterError(f"{self.model}: field '{name}' contains non-finite values; "
-                                 "allowed: finite numbers")
+        arr = real_array(values, self.field_shape(name), f"{self.model}: field '{name}'",
+                         self.dtype)
         if fi.lo is not None:
             low = arr.min()
             if low < fi.lo or (fi.lo_open and low <= fi.lo):
