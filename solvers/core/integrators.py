@@ -1,5 +1,6 @@
-"""Generic explicit time integrators, written once with array arithmetic so that they run on NumPy
-and CuPy alike. `rhs(t, u)` returns du/dt for a state array `u` of any shape.
+"""Generic time integrators (explicit, and linearly implicit IMEX), written once with array
+arithmetic so that they run on NumPy and CuPy alike. `rhs(t, u)` returns du/dt for a state array
+`u` of any shape; the IMEX integrator takes a problem object (see IMEXRungeKutta).
 
 Fused GPU paths of a model may implement the same formulas in kernels; their tests compare with
 these.
@@ -7,6 +8,7 @@ these.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from .errors import NonFiniteStep
 
@@ -75,4 +77,139 @@ class RungeKuttaMerson:
             raise NonFiniteStep("non-finite RKM error estimate")
         growth = self.max_growth if e == 0 else min(self.max_growth,
                                                     0.8 * (self.tolerance / e) ** 0.2)
+        return e < self.tolerance, tau * growth
+
+
+@dataclass(frozen=True)
+class IMEXTableau:
+    """A linearly implicit IMEX Runge–Kutta method of the Ascher–Ruuth–Spiteri type for
+    u' = N(t, u) + G(t, u), G affine in u (the stiff part, implicit), N the rest (explicit):
+
+        U_1 = u,   U_i = u + τ Σ_{j<i} a^E_ij N_j + τ Σ_{1<j<i} a^I_ij G_j + τ γ G_i   (i = 2..s)
+
+    with N_j = N(t + c_j τ, U_j), G_j = G(t + c_j τ, U_j). The first stage is explicit (a^I_i1 = 0,
+    a^I_11 = 0), the implicit diagonal is γ, and the method is globally stiffly accurate:
+    u_new = U_s (the last rows are the weights, b^E_s = 0). Global stiff accuracy keeps the
+    amplification bounded where the explicit part is itself stiff (N ≈ r·G, 0 ≤ r < 1: the part of
+    a variable-coefficient operator a constant-coefficient G over-compensates), which the usual
+    ARK pairs (weights b ≠ last row) are not: their amplification grows like τ|λ| there."""
+
+    name: str
+    explicit: tuple
+    implicit: tuple
+    order: int
+
+    @property
+    def stages(self) -> int:
+        return len(self.explicit)
+
+    @property
+    def gamma(self) -> float:
+        return self.implicit[1][1]
+
+    @property
+    def c(self) -> tuple:
+        return tuple(sum(row) for row in self.explicit)
+
+
+_G2 = 1 - 1 / math.sqrt(2)
+_D2 = 1 - 1 / (2 * _G2)
+# ARS(2,2,2): second order, L-stable implicit part (Ascher, Ruuth & Spiteri 1997, §2.6)
+ARS222 = IMEXTableau("ARS(2,2,2)",
+                     ((0, 0, 0), (_G2, 0, 0), (_D2, 1 - _D2, 0)),
+                     ((0, 0, 0), (0, _G2, 0), (0, 1 - _G2, _G2)), 2)
+# ARS(4,4,3): third order, L-stable implicit part, γ = 1/2 (Ascher, Ruuth & Spiteri 1997, §2.8)
+ARS443 = IMEXTableau("ARS(4,4,3)",
+                     ((0, 0, 0, 0, 0), (1 / 2, 0, 0, 0, 0), (11 / 18, 1 / 18, 0, 0, 0),
+                      (5 / 6, -5 / 6, 1 / 2, 0, 0), (1 / 4, 7 / 4, 3 / 4, -7 / 4, 0)),
+                     ((0, 0, 0, 0, 0), (0, 1 / 2, 0, 0, 0), (0, 1 / 6, 1 / 2, 0, 0),
+                      (0, -1 / 2, 1 / 2, 1 / 2, 0), (0, 3 / 2, -3 / 2, 1 / 2, 1 / 2)), 3)
+
+
+class IMEXRungeKutta:
+    """Adaptive linearly implicit IMEX Runge–Kutta (an `IMEXTableau`) with step-doubling error
+    control, accepted/rejected like `RungeKuttaMerson`.
+
+    The problem is an object with
+        f(t, u)         the whole right-hand side N + G
+        g(t, u)         the implicit part G(t, u) = L u + b(t) (L linear, constant)
+        solve(t, r, c)  the U with U − c G(t, U) = r, i.e. (I − cL) U = r + c b(t)
+        smooth(e, c)    (I − cL)⁻¹ e (optional): the error filter below
+    G_i is never evaluated at an implicit stage: the stage equation gives τ G_i = (U_i − R_i)/γ.
+
+    An attempt of size τ takes one step of τ (u_τ) and two of τ/2 (u_τ/2,τ/2, the result):
+    e = max |S (u_τ/2,τ/2 − u_τ)| / (2^p − 1) estimates the local error of the result (order p),
+    S = smooth(·, γτ) (Hairer & Wanner, Solving ODEs II, IV.8: the estimate's stiff components,
+    which the next steps damp, would otherwise force τ ~ 1/|λ_max|). Accept if e < ε; always
+    τ ← τ min(5, 0.8 (ε/e)^(1/(p+1))); time advances only on acceptance; f(t, u) and g(t, u) are
+    evaluated once per accepted step (shared by both solutions and by retried attempts). The two
+    guards of RungeKuttaMerson hold here too.
+    """
+
+    max_growth = 5.0
+
+    def __init__(self, tableau: IMEXTableau, tolerance: float, tau: float):
+        self.tableau = tableau
+        self.tolerance = float(tolerance)
+        self.tau = float(tau)
+        self.rejected = 0  # rejected attempts in the last call of step()
+        self.attempts = 0  # attempts in the last call of step()
+
+    def advance(self, problem, u, t: float, tau: float, f0=None, g0=None):
+        """One step of the tableau from (t, u) of size τ; f0, g0: f(t, u), g(t, u) if known."""
+        tab = self.tableau
+        gam = tab.gamma
+        f0 = problem.f(t, u) if f0 is None else f0
+        g0 = problem.g(t, u) if g0 is None else g0
+        tn = [tau * (f0 - g0)]  # τ N_j
+        tg = [tau * g0]  # τ G_j
+        c = gam * tau
+        U = u
+        for i in range(1, tab.stages):
+            r = u
+            for j in range(i):
+                if tab.explicit[i][j]:
+                    r = r + tab.explicit[i][j] * tn[j]
+                if j and tab.implicit[i][j]:
+                    r = r + tab.implicit[i][j] * tg[j]
+            ti = t + tab.c[i] * tau
+            U = problem.solve(ti, r, c)
+            if i < tab.stages - 1:
+                tg.append((U - r) / gam)
+                tn.append(tau * problem.f(ti, U) - tg[i])
+        return U
+
+    def step(self, problem, u, t: float, dt_limit: float | None, xp, max_attempts: int = 200):
+        """One accepted step: returns (u_new, τ_used)."""
+        self.rejected = self.attempts = 0
+        f0 = problem.f(t, u)
+        g0 = problem.g(t, u)
+        smooth = getattr(problem, "smooth", None)
+        div = 2 ** self.tableau.order - 1
+        for _ in range(max_attempts):
+            tau = self.tau if dt_limit is None else min(self.tau, dt_limit)
+            clamped = tau < self.tau
+            self.attempts += 1
+            whole = self.advance(problem, u, t, tau, f0, g0)
+            half = self.advance(problem, u, t, 0.5 * tau, f0, g0)
+            u_new = self.advance(problem, half, t + 0.5 * tau, 0.5 * tau)
+            d = u_new - whole
+            if smooth is not None:
+                d = smooth(d, self.tableau.gamma * tau)
+            e = float(xp.max(xp.abs(d))) / div
+            accepted, new_tau = self.control(e, tau)
+            if accepted:
+                self.tau = max(new_tau, self.tau) if clamped else new_tau
+                return u_new, tau
+            self.tau = new_tau
+            self.rejected += 1
+        raise NonFiniteStep(f"IMEX rejected {max_attempts} attempts in a row")
+
+    def control(self, e: float, tau: float) -> tuple[bool, float]:
+        """(accepted, next τ) for the error estimate e of a step of size τ."""
+        if not math.isfinite(e):
+            raise NonFiniteStep("non-finite IMEX error estimate")
+        p1 = self.tableau.order + 1
+        growth = self.max_growth if e == 0 else min(self.max_growth,
+                                                    0.8 * (self.tolerance / e) ** (1 / p1))
         return e < self.tolerance, tau * growth

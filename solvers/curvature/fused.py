@@ -170,7 +170,7 @@ class FusedRKM(SchemeBase):
         self.err = cp.zeros(1, dtype=cp.uint64)
         self.count = cp.zeros(1, dtype=cp.uint32)
         self.cur = 0
-        self.attempts = 0  # in the last run (sim.rkm.rejected: rejected ones)
+        self.attempts = 0  # in the last run (sim.controller.rejected: rejected ones)
         self.last_dt = 0.0
         if sim.exact is not None:
             self.tx, self.ty = sim.exact.tables(sim.dtype)
@@ -296,7 +296,7 @@ class FusedRKM(SchemeBase):
         limit = clock.limit(t, t_end)
         ctl = np.zeros(8)
         ctl[C_T] = t
-        tau = self.sim.rkm.tau
+        tau = self.sim.controller.tau
         ctl[C_TAU] = tau
         ctl[C_TRY] = tau if limit is None else min(tau, limit)
         ctl[C_TEND] = 0.0 if t_end is None else t_end
@@ -324,7 +324,7 @@ class FusedRKM(SchemeBase):
         out = self._launch_persistent() if self.path == "persistent" else None
         if out is not None:
             done = int(out[I_STEPS])
-        rkm = self.sim.rkm
+        rkm = self.sim.controller
         attempts_per_step = 1.0 + rkm.rejected / max(1, self.attempts)
         while self.path == "graph":
             need = (count - done) * attempts_per_step

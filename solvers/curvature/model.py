@@ -3,10 +3,13 @@
     mean-curvature:  φ_t = Q ∇·(∇φ/Q) + F                                   (6), scheme (17)
     willmore:        φ_t = −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ) + F,  w = Q ∇·(∇φ/Q)   (10)–(11), (21)–(22)
 
-on the nodes of a uniform grid, integrated by the adaptive Runge–Kutta–Merson method (Algorithm 4.1,
-SPEC §1.3). The schemes: `reference.RKMReference` (complementary finite volumes in array code: NumPy,
-CuPy `array` path) and `fused.FusedRKM` (CUDA kernels deciding acceptance on the device). Initial
-conditions: scenarios.py; the exact solution of `eoc-exact` and its forcing: exact.py.
+on the nodes of a uniform grid over [−Lx/2, Lx/2] × [−Ly/2, Ly/2]. `integrator` picks the time
+integration: `rkm`, the paper's adaptive Runge–Kutta–Merson method (Algorithm 4.1, SPEC §1.3;
+schemes `reference.RKMReference` in array code — NumPy, CuPy `array` path — and `fused.FusedRKM`,
+CUDA kernels deciding acceptance on the device), or `imex`, linearly implicit IMEX Runge–Kutta
+with the linearised Laplacian / bilaplacian solved by fast transforms (imex.py: `IMEXReference`,
+and `FusedIMEX` with the fused right-hand-side kernels). Initial conditions and domains:
+scenarios.py; the exact solution of `eoc-exact` and its forcing: exact.py.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from ..core.simulation import FieldInfo, Simulation
 from ..mesh import Grid2D
 from . import scenarios
 from .fused import FusedRKM
+from .imex import FusedIMEX, IMEXReference
 from .reference import (RKMReference, mean_curvature_field, neumann_fill, step_controller,
                         surface_area, willmore_energy)
 
@@ -26,10 +30,20 @@ PARAMETERS = (
           lo=4, hi=16384),
     Param("ny", "int", None, "Cells along y (nodes = ny + 1); empty = nx.", lo=4, hi=16384,
           nullable=True),
-    Param("tolerance", "float", 1e-6, "Runge–Kutta–Merson tolerance ε on the estimated local "
-          "error max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5|/3 of a step.", lo=0, lo_open=True),
-    Param("dt", "float", None, "Initial Runge–Kutta–Merson step τ (then adapted); empty = "
-          "chosen from the grid spacing.", unit="s", lo=0, lo_open=True, nullable=True),
+    Param("Lx", "float", 4.0, "Domain length along x: x ∈ [−Lx/2, Lx/2].", unit="m", lo=0,
+          lo_open=True),
+    Param("Ly", "float", None, "Domain length along y: y ∈ [−Ly/2, Ly/2]; empty = Lx.", unit="m",
+          lo=0, lo_open=True, nullable=True),
+    Param("integrator", "str", "rkm", "Time integration: rkm (the paper's explicit adaptive "
+          "Runge–Kutta–Merson; stable only for τ ~ h² / h⁴) or imex (linearly implicit "
+          "ARS(4,4,3): the Laplacian / bilaplacian of the flat graph implicit by fast cosine/sine "
+          "transforms, the rest explicit; steps set by accuracy, not by h).",
+          choices=("rkm", "imex")),
+    Param("tolerance", "float", 1e-6, "Tolerance ε on the estimated local error of a step "
+          "(rkm: max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5|/3; imex: max|φ(two half steps) − φ(one "
+          "step)|/7, stiff components filtered).", lo=0, lo_open=True),
+    Param("dt", "float", None, "Initial step τ (then adapted); empty = chosen from the grid "
+          "spacing.", unit="s", lo=0, lo_open=True, nullable=True),
     Param("boundary", "str", "neumann", "Boundary condition: neumann (∂νφ = 0, ∂νw = 0: "
           "boundary nodes copy their inner neighbours) or dirichlet (φ = g, w = 0 or w(g)).",
           choices=("neumann", "dirichlet")),
@@ -42,11 +56,12 @@ PARAMETERS = (
 )
 
 SCENARIOS = (
-    Scenario("sine-rings", "φ = sin(3π√(x² + y²)) on (−2, 2)², Neumann boundary, 128² cells "
-             "(paper's Figures 1–2).", {"boundary": "neumann"}),
-    Scenario("eoc-exact", "Exact solution ζ on [−4, 4]² with its forcing F = ζ_t − L[ζ] and "
-             "Dirichlet data g = ζ (paper's Tables 2–4); T = 0.1.",
-             {"boundary": "dirichlet", "tolerance": 1e-7, "nx": 64}),
+    Scenario("sine-rings", "φ = sin(3π√(x² + y²)) on (−2, 2)² (Lx = 4), Neumann boundary, 128² "
+             "cells (paper's Figures 1–2).", {"boundary": "neumann"}),
+    Scenario("eoc-exact", "Exact solution ζ on [−4, 4]² (Lx = 8; ζ keeps its r, n, σ on other "
+             "domains) with its forcing F = ζ_t − L[ζ] and Dirichlet data g = ζ (paper's Tables "
+             "2–4); T = 0.1.",
+             {"boundary": "dirichlet", "tolerance": 1e-7, "nx": 64, "Lx": 8.0}),
 )
 
 
@@ -68,38 +83,74 @@ class CurvatureFlow(Simulation):
     bench_t_end = 0.1
     reference_scheme = RKMReference
     fused_scheme = FusedRKM
+    imex_schemes = (IMEXReference, FusedIMEX)  # (array code, fused) for integrator=imex
 
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self) -> None:
         p = self.params
         n1 = p["nx"]
         n2 = p["ny"] if p["ny"] is not None else n1
-        x, y, self.h1, self.h2 = scenarios.nodes(self.scenario_name, n1, n2)
+        lx = p["Lx"]
+        x, y, self.h1, self.h2 = scenarios.nodes(n1, n2, lx, p["Ly"] if p["Ly"] is not None else lx)
         self.mesh = Grid2D(x, y)
         self.neumann = p["boundary"] == "neumann"
         self.exact = scenarios.exact_solution(self.scenario_name, x, y, p, self.willmore,
                                               self.xp, self.dtype)
         self.state["phi"] = scenarios.initial_phi(x, y, self.exact, self.neumann, self.xp,
                                                   self.dtype)
-        self.rkm = step_controller(self)
+        self.controller = step_controller(self)
+
+    def _make_scheme(self):
+        """integrator=rkm: the base class's choice (FusedRKM / RKMReference); imex: FusedIMEX on
+        the fused GPU path, else IMEXReference."""
+        if self.params["integrator"] == "imex":
+            return self.imex_schemes[self.kernel == "fused"](self)
+        return super()._make_scheme()
 
     # ---- the adaptive step ----------------------------------------------------------------
     @property
     def tau(self) -> float:
-        """The step size the adaptive RKM will try next."""
-        return self.rkm.tau
+        """The step size the adaptive integrator will try next."""
+        return self.controller.tau
 
     @property
     def rejected(self) -> int:
-        """RKM attempts rejected (last step on the array paths; last run on the fused path)."""
-        return self.rkm.rejected
+        """Attempts rejected (last step on the array paths; last run on the fused RKM path)."""
+        return self.controller.rejected
 
     def _aux_state(self) -> dict:
-        return {"tau": self.rkm.tau}
+        return {"tau": self.controller.tau}
 
     def _set_aux_state(self, aux: dict) -> None:
         if "tau" in aux:
-            self.rkm.tau = float(aux["tau"])
+            self.controller.tau = float(aux["tau"])
+
+    def divergence_advice(self) -> str:
+        """What helps when a curvature flow blows up (reducing `dt` cannot: it is only the first
+        step of the adaptive integrator)."""
+        p = self.params
+        tol = p["tolerance"]
+        if self.willmore and self.dtype == "float32":
+            return ("Willmore flow needs double precision: the paper (seed 000) got no usable "
+                    "single-precision result and neither do we; use dtype=float64.")
+        tips = []
+        if p["integrator"] == "rkm":
+            order = "h⁴" if self.willmore else "h²"
+            tips.append(f"The explicit Runge–Kutta–Merson step is stable only for τ of order "
+                        f"{order}, and its error estimate accepted an unstable step at tolerance "
+                        f"{tol:g}: lower the tolerance (e.g. {tol / 100:g}) so that such steps "
+                        f"are rejected, or use integrator=imex, which treats the stiff linear part "
+                        f"implicitly.")
+        else:
+            tips.append(f"The IMEX step treats only the linearisation about a flat graph "
+                        f"implicitly; where the surface is steep (|∇φ| ≫ 1) the explicit "
+                        f"remainder limits the step, and the error estimate accepted an unstable "
+                        f"one at tolerance {tol:g}: lower the tolerance (e.g. {tol / 100:g}), or "
+                        f"use integrator=rkm.")
+        if self.dtype == "float32":
+            tips.append("In float32 a tolerance below the round-off of the error estimate "
+                        "(≈ 1e-6 × max|φ|) rejects every step: raise it or use float64.")
+        return " ".join(tips)
 
     # ---- fields --------------------------------------------------------------------------
     def _fields(self) -> dict:

@@ -8,7 +8,8 @@ of the rows j = 1..N2−1 (shape (N2−1, N1)) and y-edges of the columns i = 1.
 (N2, N1−1)).
 
 `RKMReference` integrates the method of lines (26) with the adaptive Runge–Kutta–Merson method
-(Algorithm 4.1, `core.integrators.RungeKuttaMerson`). Boundaries: Dirichlet keeps φ = g (the
+(Algorithm 4.1, `core.integrators.RungeKuttaMerson`); the IMEX scheme (integrator=imex) is in
+imex.py and evaluates the same `interior_rhs`. Boundaries: Dirichlet keeps φ = g (the
 boundary nodes follow dg/dt; w = 0, or w = w(ζ) for the exact solution of `eoc-exact`, SPEC §1.5),
 Neumann copies the inner neighbours (19)–(20), (24)–(25).
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.integrators import RungeKuttaMerson
+from ..core.integrators import ARS443, IMEXRungeKutta, RungeKuttaMerson
 from ..core.scheme import SchemeBase
 
 
@@ -116,56 +117,71 @@ def willmore_energy(phi, h1: float, h2: float, xp) -> float:
     return float((H * H * Q).sum()) * h1 * h2
 
 
-def step_controller(sim) -> RungeKuttaMerson:
-    """The adaptive step of a simulation (held by the simulation: its schemes share it and its
-    checkpoints keep τ): tolerance ε and the first τ, the `dt` parameter or else 0.1 h² (mean
-    curvature) / 0.01 h⁴ (Willmore)."""
+def initial_tau(sim) -> float:
+    """The first step τ: the `dt` parameter, or else 0.1 h² (mean curvature) / 0.01 h⁴
+    (Willmore)."""
     tau0 = sim.params["dt"]
     if tau0 is None:
         h = min(sim.h1, sim.h2)
         tau0 = 0.01 * h**4 if sim.willmore else 0.1 * h * h
-    return RungeKuttaMerson(sim.params["tolerance"], tau0)
+    return tau0
+
+
+def step_controller(sim):
+    """The adaptive step of a simulation (held by the simulation: its schemes share it and its
+    checkpoints keep τ), for its `integrator`: RungeKuttaMerson (rkm) or IMEXRungeKutta with
+    ARS(4,4,3) (imex), with tolerance ε and the first τ of initial_tau."""
+    if sim.params["integrator"] == "imex":
+        return IMEXRungeKutta(ARS443, sim.params["tolerance"], initial_tau(sim))
+    return RungeKuttaMerson(sim.params["tolerance"], initial_tau(sim))
+
+
+def interior_rhs(sim, t: float, phi):
+    """f(t, φ) of the method of lines (26) at the interior nodes: the discrete operator, the
+    exact forcing of eoc-exact and F; `phi` is the full node field with its boundary values."""
+    fi = _operator(sim, t, phi)
+    if sim.exact is not None:
+        fi = fi + sim.exact.forcing(t)
+    if sim.params["F"] != 0:
+        fi = fi + sim.params["F"]
+    return fi
+
+
+def _operator(sim, t: float, phi):
+    """The flow's discrete operator at the interior nodes (Willmore: w on the boundary from the
+    boundary condition)."""
+    xp = sim.xp
+    if not sim.willmore:
+        return mean_curvature_rhs(phi, sim.h1, sim.h2, xp)
+    w = xp.empty_like(phi)
+    w[1:-1, 1:-1] = mean_curvature_rhs(phi, sim.h1, sim.h2, xp)
+    if sim.neumann:
+        neumann_fill(w)
+    else:  # w on the Dirichlet boundary: w(ζ(t)) for eoc-exact (SPEC §1.5), else 0
+        set_boundary(w, sim.exact.w(t) if sim.exact is not None else None)
+    return willmore_rhs(phi, w, sim.h1, sim.h2, xp)
 
 
 class RKMReference(SchemeBase):
-    """Adaptive Runge–Kutta–Merson (the simulation's controller `sim.rkm`) on the right-hand side
-    `rhs` below (array code)."""
+    """Adaptive Runge–Kutta–Merson (the simulation's controller `sim.controller`) on the
+    right-hand side `rhs` below (array code)."""
 
     def step(self, t, dt_limit):
         sim = self.sim
         # overflow in a blowing-up run is reported as SimulationDiverged, not as warnings
         with np.errstate(over="ignore", invalid="ignore"):
-            u, tau = sim.rkm.step(self.rhs, sim.state["phi"], t, dt_limit, sim.xp)
+            u, tau = sim.controller.step(self.rhs, sim.state["phi"], t, dt_limit, sim.xp)
         sim.state["phi"] = u
         return tau
 
     def rhs(self, t: float, u):
         """f(t, u) of the method of lines (26) on all nodes."""
         sim = self.sim
-        xp = sim.xp
         phi = neumann_fill(u.copy()) if sim.neumann else u
-        f = xp.empty_like(u)
-        fi = self._interior_rhs(t, phi)
-        if sim.exact is not None:
-            fi = fi + sim.exact.forcing(t)
-        if sim.params["F"] != 0:
-            fi = fi + sim.params["F"]
-        f[1:-1, 1:-1] = fi
+        f = sim.xp.empty_like(u)
+        f[1:-1, 1:-1] = interior_rhs(sim, t, phi)
         if sim.neumann:
             neumann_fill(f)
         else:  # dg/dt: ζ_t for eoc-exact, 0 for fixed data
             set_boundary(f, sim.exact.zeta_t(t) if sim.exact is not None else None)
         return f
-
-    def _interior_rhs(self, t: float, phi):
-        sim = self.sim
-        xp = sim.xp
-        if not sim.willmore:
-            return mean_curvature_rhs(phi, sim.h1, sim.h2, xp)
-        w = xp.empty_like(phi)
-        w[1:-1, 1:-1] = mean_curvature_rhs(phi, sim.h1, sim.h2, xp)
-        if sim.neumann:
-            neumann_fill(w)
-        else:  # w on the Dirichlet boundary: w(ζ(t)) for eoc-exact (SPEC §1.5), else 0
-            set_boundary(w, sim.exact.w(t) if sim.exact is not None else None)
-        return willmore_rhs(phi, w, sim.h1, sim.h2, xp)

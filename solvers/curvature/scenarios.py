@@ -1,7 +1,16 @@
 """The domains and initial conditions of the curvature flows (seed 000; SPEC §1.5).
 
-    sine-rings   φ = sin(3π√(x² + y²)) on (−2, 2)² (the paper's Figures 1–2)
-    eoc-exact    φ = ζ(0) on [−4, 4]², the exact solution of exact.py (Tables 2–4)
+The domain is [−Lx/2, Lx/2] × [−Ly/2, Ly/2] (parameters Lx, Ly; Ly empty = Lx), centred at 0:
+
+    sine-rings   φ = sin(3π√(x² + y²)) (the paper's Figures 1–2: Lx = 4, (−2, 2)²); the formula
+                 keeps its x, y on any domain (rings of wavelength 2/3 around the centre)
+    eoc-exact    φ = ζ(0), the exact solution of exact.py (Tables 2–4: Lx = 8, [−4, 4]²)
+
+eoc-exact on another domain: ζ keeps its own r, n, σ (zeta_r, zeta_n, zeta_sigma) and is not
+rescaled with Lx, Ly. Its Dirichlet data are g = ζ on the boundary and w = w(ζ) (exact for any
+boundary), so the solution of the discrete problem still converges to ζ on any rectangle; only on
+the default square [−r, r]² (even n) is g = 0 there. Scaling r with the domain would change the
+solution a run measures whenever the domain changes, and a non-square domain has no single r.
 """
 from __future__ import annotations
 
@@ -12,13 +21,15 @@ import numpy as np
 from .exact import ExactSolution
 from .reference import neumann_fill
 
-DOMAINS = {"sine-rings": (-2.0, 2.0), "eoc-exact": (-4.0, 4.0)}
+DOMAINS = {"sine-rings": 4.0, "eoc-exact": 8.0}  # the default side Lx (= Ly) per scenario
 
 
-def nodes(scenario: str, n1: int, n2: int):
-    """The node coordinates x (N1+1), y (N2+1) of the scenario's square and the spacings h1, h2."""
-    a, b = DOMAINS[scenario]
-    return np.linspace(a, b, n1 + 1), np.linspace(a, b, n2 + 1), (b - a) / n1, (b - a) / n2
+def nodes(n1: int, n2: int, lx: float, ly: float):
+    """The node coordinates x (N1+1), y (N2+1) of [−Lx/2, Lx/2] × [−Ly/2, Ly/2] and the spacings
+    h1, h2."""
+    ax, ay = 0.5 * lx, 0.5 * ly
+    return (np.linspace(-ax, ax, n1 + 1), np.linspace(-ay, ay, n2 + 1), (ax - -ax) / n1,
+            (ay - -ay) / n2)
 
 
 def exact_solution(scenario: str, x, y, params, willmore: bool, xp, dtype):

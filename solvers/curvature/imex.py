@@ -1,0 +1,188 @@
+"""The linearly implicit IMEX scheme of the curvature flows (integrator=imex; issue 16).
+
+Split of the method of lines (26), f(t, φ) = N(t, φ) + G(t, φ), on the interior nodes:
+
+    G(t, φ) = S L_h[φ; g(t), w_b(t)]       the linearisation of the discrete operator about a
+                                           flat graph (Q = 1, P = I, w² terms of second order):
+        mean curvature  L_h φ = Δ_h φ      (the bracket of (17) with Q = 1: the 5-point Laplacian)
+        Willmore        L_h φ = −Δ_h w,  w = Δ_h φ  (the fluxes of (21) with E = I, no w² term)
+    N = f − G                              everything else (nonlinear terms, exact forcing, F),
+                                           explicit
+
+with S = STABILIZATION = 1. The boundary rule is the model's: Neumann boundary nodes copy their
+inner neighbours (φ, and w for Willmore); Dirichlet boundary nodes carry the data g(t) and w_b(t)
+(w(ζ(t)) on eoc-exact, else 0). G is affine: G = S (L φ_int + b(t)) with L the interior operator
+(−κ in the DCT-II / DST-I basis of spectral.py) and b(t) the boundary data's contribution,
+obtained by applying the same stencil to a field that is zero inside and carries the data on the
+boundary. A stage solve (I − cS L) U = r + cS b(t) is then one forward and one inverse fast
+transform ("lifting": the boundary contribution is moved to the right-hand side).
+
+Why S = 1: linearised about any state, the principal symbol of the mean-curvature operator is
+−ξᵀPξ ∈ [−|ξ|², −|ξ|²/Q²] and that of the Willmore operator −(ξᵀPξ)², so the implicit part is at
+least as stiff as the true one and the explicit remainder N has symbol r·κ with 0 ≤ r < 1 (it
+anti-diffuses at most as much as G diffuses). The globally stiffly accurate ARS(4,4,3) is stable
+in that whole range (core/integrators.py), larger S only makes r larger (more steps: at 64²
+Willmore eoc-exact 63 steps at S = 1, 86 at 1.5, 105 at 2), S < 1 allows r < 0 where the method
+is not.
+
+Dirichlet boundary nodes follow the data exactly like under RKM (dφ/dt = dg/dt): at a stage time
+t_i they hold φ_b(t) + g(t_i) − g(t), g = ζ on eoc-exact (else fixed: φ_b(t)).
+
+Time integration: core.integrators.IMEXRungeKutta with ARS(4,4,3) (third order, so at least the
+second order asked for) and step-doubling error control with the `tolerance` ε, filtered by
+(I − γτ S L)⁻¹. `IMEXReference` evaluates f with the array code of reference.py (NumPy, CuPy
+`array` path); `FusedIMEX` with the fused right-hand-side kernels (mc_rhs / wm_rhs of
+kernels/curvature.cu) — the transforms are cuFFT on both GPU paths.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..core.scheme import SchemeBase
+from .reference import interior_rhs, neumann_fill, set_boundary
+from .spectral import FastSolver
+
+STABILIZATION = 1.0
+
+
+def laplacian(a, h1: float, h2: float):
+    """The 5-point Laplacian Δ_h of a node field at the interior nodes."""
+    c = a[1:-1, 1:-1]
+    return ((a[1:-1, 2:] - 2 * c + a[1:-1, :-2]) / (h1 * h1)
+            + (a[2:, 1:-1] - 2 * c + a[:-2, 1:-1]) / (h2 * h2))
+
+
+def linearised(phi, w_boundary, h1: float, h2: float, willmore: bool, neumann: bool, xp):
+    """L_h[φ] at the interior nodes: Δ_h φ (mean curvature) or −Δ_h w with w = Δ_h φ inside and,
+    on the boundary, w_boundary (Dirichlet: a node field or None for 0) or the inner neighbours
+    (Neumann). `phi` is the full node field with its boundary values."""
+    lap = laplacian(phi, h1, h2)
+    if not willmore:
+        return lap
+    w = xp.empty_like(phi)
+    w[1:-1, 1:-1] = lap
+    if neumann:
+        neumann_fill(w)
+    else:
+        set_boundary(w, w_boundary)
+    return -laplacian(w, h1, h2)
+
+
+class IMEXReference(SchemeBase):
+    """The IMEX scheme in array code; it is also the problem object of IMEXRungeKutta (f, g,
+    solve, smooth on the interior nodes)."""
+
+    def __init__(self, sim):
+        super().__init__(sim)
+        n2p1, n1p1 = sim.state["phi"].shape
+        self.shape = (n2p1, n1p1)
+        self.fast = FastSolver(n1p1 - 2, n2p1 - 2, sim.h1, sim.h2, sim.neumann,
+                               2 if sim.willmore else 1, sim.xp, sim.dtype,
+                               scale=STABILIZATION)
+        self._edge = None  # the state at the start of the step (its boundary values)
+        self._t0 = 0.0
+        self._b = {}  # b(t) of the current step by stage time
+
+    # ---- the scheme protocol ---------------------------------------------------------------
+    def step(self, t, dt_limit):
+        sim = self.sim
+        phi = sim.state["phi"]
+        self._edge, self._t0, self._b = phi, t, {}
+        with np.errstate(over="ignore", invalid="ignore"):
+            u, tau = sim.controller.step(self, phi[1:-1, 1:-1], t, dt_limit, sim.xp)
+            sim.state["phi"] = self.full(u, t + tau)
+        return tau
+
+    # ---- fields on all nodes -----------------------------------------------------------------
+    def boundary_data(self, t: float):
+        """The Dirichlet values at time t (a node field whose boundary is used), or None where the
+        boundary is fixed (it keeps the state's values)."""
+        sim = self.sim
+        if sim.exact is None or t == self._t0:
+            return None
+        g = sim.exact.coef[0]  # ζ = cos(πt) g
+        return self._edge + (math.cos(math.pi * t) - math.cos(math.pi * self._t0)) * g
+
+    def full(self, inner, t: float):
+        """The node field with `inner` at the interior nodes and the boundary rule at time t."""
+        u = self.sim.xp.empty(self.shape, dtype=inner.dtype)
+        u[1:-1, 1:-1] = inner
+        if self.sim.neumann:
+            return neumann_fill(u)
+        data = self.boundary_data(t)
+        set_boundary(u, self._edge if data is None else data)
+        return u
+
+    def w_boundary(self, t: float):
+        sim = self.sim
+        return sim.exact.w(t) if (sim.exact is not None and not sim.neumann) else None
+
+    def lin(self, phi, t: float):
+        sim = self.sim
+        return linearised(phi, self.w_boundary(t), sim.h1, sim.h2, sim.willmore, sim.neumann,
+                          sim.xp)
+
+    def boundary_term(self, t: float):
+        """b(t) = L_h of the boundary data alone (Dirichlet), cached per stage time."""
+        b = self._b.get(t)
+        if b is None:
+            zero = self.sim.xp.zeros((self.shape[0] - 2, self.shape[1] - 2),
+                                     dtype=self.sim.dtype)
+            b = self._b[t] = self.lin(self.full(zero, t), t)
+        return b
+
+    # ---- the problem of IMEXRungeKutta --------------------------------------------------------
+    def f(self, t: float, inner):
+        """The whole right-hand side at the interior nodes."""
+        return self.rhs_full(t, self.full(inner, t))
+
+    def rhs_full(self, t: float, phi):
+        return interior_rhs(self.sim, t, phi)
+
+    def g(self, t: float, inner):
+        """The implicit part S L_h[φ; boundary data at t]."""
+        return STABILIZATION * self.lin(self.full(inner, t), t)
+
+    def solve(self, t: float, r, c: float):
+        """U with U − c G(t, U) = r: (I − cS L) U = r + cS b(t)."""
+        if not self.sim.neumann:
+            r = r + (c * STABILIZATION) * self.boundary_term(t)
+        return self.fast.solve(r, c)
+
+    def smooth(self, e, c: float):
+        """(I − cS L)⁻¹ e: the filter of the error estimate."""
+        return self.fast.solve(e, c)
+
+
+class FusedIMEX(IMEXReference):
+    """The IMEX scheme with f from the fused right-hand-side kernel (one launch per evaluation:
+    mc_rhs / wm_rhs of kernels/curvature.cu, the kernel FusedRKM.rhs launches) and the
+    transforms on cuFFT."""
+
+    def __init__(self, sim):
+        super().__init__(sim)
+        import cupy as cp
+
+        from .fused import BLOCK, FLAG_EXACT, FLAG_NEUMANN, lean_grid, stage_kernels
+        self.cp = cp
+        self.block = BLOCK
+        self.kernel = stage_kernels(sim.dtype)["wm_rhs" if sim.willmore else "mc_rhs"]
+        if sim.exact is not None:
+            self.tables = (*sim.exact.tables(sim.dtype), sim.exact.coef)
+        else:
+            self.tables = (cp.zeros(1, dtype=sim.dtype),) * 3
+        n2p1, n1p1 = self.shape
+        flags = (FLAG_NEUMANN if sim.neumann else 0) | (FLAG_EXACT if sim.exact is not None else 0)
+        self.scalars = (np.int32(n1p1 - 1), np.int32(n2p1 - 1), sim.real(1.0 / sim.h1),
+                        sim.real(1.0 / sim.h2), sim.real(sim.params["F"]), np.int32(flags))
+        self.grid = lean_grid(sim.willmore, n1p1 - 1, n2p1 - 1)
+
+    def rhs_full(self, t: float, phi):
+        """f(t, φ) at the interior nodes by one launch of the rhs kernel."""
+        cp = self.cp
+        phi = cp.ascontiguousarray(phi, dtype=self.sim.dtype)
+        f = cp.empty_like(phi)
+        self.kernel(self.grid, self.block, (phi, f, *self.tables, np.float64(t), *self.scalars))
+        return f[1:-1, 1:-1]
