@@ -2,15 +2,26 @@
 §3.1–3.5). Parameters, scenarios and fields only; the discretisation lives per geometry:
 
     shallow-water   h_t + ∇·q = 0,   q_t + ∇·(q⊗q/h + ½ g h² I) = g h ∇H,   η = h − H,
-                    on a structured grid of [−5, 5]² (geometry=grid: grid/reference.py, the `xp`
-                    scheme, and grid/fused.py + grid/kernels, the CUDA one) or on triangles
-                    (geometry=triangles: triangles/reference.py and triangles/fused.py)
+                    on a structured grid of the rectangle [−Lx/2, Lx/2] × [−Ly/2, Ly/2] (default
+                    the papers' [−5, 5]²; geometry=grid: grid/reference.py, the `xp` scheme, and
+                    grid/fused.py + grid/kernels, the CUDA one) or on triangles (geometry=triangles:
+                    triangles/reference.py and triangles/fused.py; the generated square mesh is
+                    scaled to Lx × Ly, a mesh file brings its own domain)
     two-layer       two superposed layers, U = (h1, q1x, q1y, h2, q2x, q2y), index 1 the upper
                     layer, r = ρ1/ρ2 < 1, coupling −g h1 ∇h2 and −r g h2 ∇h1, on triangles
 
 H is the depth below a fixed reference level (positive downward; it may be negative), walls on the
 boundary. Both geometries share the edge fluxes of riemann.py (kernels/riemann.cuh on the GPU).
-Dry cells are out of scope: every layer keeps h > 0.
+Dry cells are out of scope: every layer keeps h > 0. The finiteness check between chunks of steps
+checks that too (one more reduction per depth field per check interval): a step that leaves a
+depth ≤ 0 is reported as a `DryCell` (a SimulationDiverged) with the state from before it, and
+every divergence comes with advice for these schemes (`divergence_advice`, guards.py).
+
+Domain size (issue 16): the scenarios are written on the papers' [−5, 5]² and evaluated at
+(x/ℓ, y/ℓ) with ℓ = min(Lx, Ly)/10, so a 2 km basin still holds the same dam break, ℓ times wider;
+depths and velocities stay, so times scale by ℓ as well (the solution at ℓ·t is the image of the
+default one at t). The CWENO3 weights' ε = (min(Δx, Δy)/ℓ)² keeps the third-order scheme
+invariant under that scaling too. With the default Lx = Ly = 10, ℓ = 1 and nothing changes.
 
 On triangles the state W (nv, M) is kept in the internal cell numbering (`renumber`) with the
 state dict holding views of its rows; fields come back and are set in the original numbering.
@@ -32,21 +43,35 @@ from ..mesh import Grid2D
 from ..mesh.square import MAX_CELLS
 from .grid.fused import GridFused
 from .grid.reference import GridReference
+from .guards import DryCell, advice, first_bad
 from .riemann import SCHEMES
 from .scenarios import INITIAL, TWO_LAYER
 from .triangles.fused import TriFused
 from .triangles.reference import TriReference
 from .triangles.tables import ORDERINGS, FVTables, generated_mesh, generated_tables, load_mesh
 
-L = 10.0          # side of the square domain [−5, 5]² (SPEC §3.5)
+L = 10.0          # side of the papers' square domain [−5, 5]² (SPEC §3.5): Lx, Ly's default
+NMAX = 2**15      # cells along a side of the grid
 BYTES_PER_CELL = 7  # grid, compulsory arrays per step: read h, qx, qy, H; write h, qx, qy
 ASSEMBLIES = ("auto", "edge", "atomic", "cell")
 SCHEMES_BY_GEOMETRY = {"grid": (GridReference, GridFused), "triangles": (TriReference, TriFused)}
 
+DOMAIN_LO, DOMAIN_HI = 1e-3, 1e7  # m: a 1 mm tank to a 10,000 km ocean (Δx Δy stays normal)
+DOMAIN = tuple(  # the domain's size: both geometries, both models
+    Param(f"L{a}", "float", L, f"Length of the domain along {a}: [−L{a}/2, L{a}/2], centred at 0 "
+          "(the papers' [−5, 5]² is 10 × 10). The scenarios scale with ℓ = min(Lx, Ly)/10 (their "
+          "features ℓ times wider, depths unchanged, so times ℓ times longer). With a mesh file: "
+          "the file's own domain (leave 10).", unit="m", lo=DOMAIN_LO, hi=DOMAIN_HI)
+    for a in ("x", "y"))
+
+SCALED = ("Lengths as on [−5, 5]²; on an Lx × Ly domain x, y stand for x/ℓ, y/ℓ with "
+          "ℓ = min(Lx, Ly)/10 (the features ℓ times wider, centred at 0; depths unchanged, so "
+          "waves keep their speed and t ∈ [0, ℓ] shows the same flow).")
+
 TRI_PARAMS = (  # the triangle finite volumes' parameters
-    Param("cells", "int", 16000, "Target number of triangles of the generated mesh of "
-          "[−5, 5]² (exact; the papers' sizes are 4,000·4^k and 1,001,898). Ignored with a mesh "
-          "file.", lo=16, hi=MAX_CELLS),
+    Param("cells", "int", 16000, "Target number of triangles of the generated mesh of the "
+          "Lx × Ly rectangle (the square [−5, 5]² scaled; exact; the papers' sizes are 4,000·4^k "
+          "and 1,001,898). Ignored with a mesh file.", lo=16, hi=MAX_CELLS),
     Param("mesh", "str", None, "Path of a 2D triangle mesh file (meshio formats); None = the "
           "generated square.", nullable=True),
     Param("g", "float", 9.81, "Gravity g.", unit="m/s²", lo=0, lo_open=True),
@@ -62,6 +87,18 @@ TRI_PARAMS = (  # the triangle finite volumes' parameters
           choices=ASSEMBLIES),
     SEED,
 )
+
+
+def grid_shape(p) -> tuple[int, int]:
+    """(nx, ny) of the grid; ny defaults to round(nx·Ly/Lx) (nearly square cells)."""
+    nx, ny = p["nx"], p["ny"]
+    if ny is None:
+        ny = max(2, round(nx * p["Ly"] / p["Lx"]))
+        if ny > NMAX:
+            raise ParameterError(f"shallow-water: the default ny = round(nx·Ly/Lx) = {ny} for "
+                                 f"nx = {nx}, Lx = {p['Lx']:g}, Ly = {p['Ly']:g}; allowed: "
+                                 f"ny <= {NMAX} (give ny, or a smaller nx or Ly/Lx)")
+    return nx, ny
 
 
 def scheme_param(default: str) -> Param:
@@ -92,16 +129,38 @@ class _ShallowWaterBase(Simulation):
     def geometry(self) -> str:
         return self.params.get("geometry", "triangles")
 
+    @property
+    def length_scale(self) -> float:
+        """ℓ = min(Lx, Ly)/10: the scenarios' features are ℓ times those on [−5, 5]² (1 with a
+        mesh file, whose coordinates the scenarios use as they are)."""
+        p = self.params
+        return 1.0 if p.get("mesh") else min(p["Lx"], p["Ly"]) / L
+
+    @staticmethod
+    def _check_domain(model: str, p: dict) -> None:
+        if p.get("mesh") is None:
+            return
+        for a in ("Lx", "Ly"):
+            if p[a] != L:
+                raise ParameterError(f"{model}: parameter '{a}' = {p[a]:g} sizes the generated "
+                                     "mesh; a mesh file brings its own domain; allowed with a "
+                                     f"mesh file: {a} = {L:g} (the default)")
+
     def _initial(self, x, y) -> tuple[dict, np.ndarray]:
         """Scenario initial state at the cell centres: ({name: values}, H)."""
         raise NotImplementedError
 
     def _setup(self) -> None:
         p, xp = self.params, self.xp
-        self.mesh = load_mesh(p["mesh"]) if p["mesh"] else generated_mesh(p["cells"], p["seed"])
-        self.tables = (FVTables.build(self.mesh, p["renumber"]) if p["mesh"] else
-                       generated_tables(p["cells"], p["seed"], p["renumber"]))
-        x, y = self.tables.centroids[:, 0], self.tables.centroids[:, 1]
+        if p["mesh"]:
+            self.mesh = load_mesh(p["mesh"])
+            self.tables = FVTables.build(self.mesh, p["renumber"])
+        else:
+            size = (p["cells"], p["seed"])
+            self.mesh = generated_mesh(*size, p["Lx"], p["Ly"])
+            self.tables = generated_tables(*size, p["renumber"], p["Lx"], p["Ly"])
+        ell = self.length_scale
+        x, y = self.tables.centroids[:, 0] / ell, self.tables.centroids[:, 1] / ell
         init, H = self._initial(x, y)
         for k in self.state_names[::3]:
             if not np.all(init[k] > 0):
@@ -116,6 +175,33 @@ class _ShallowWaterBase(Simulation):
 
     def _derived(self) -> dict:
         raise NotImplementedError
+
+    # ---- divergence: dry cells and advice (guards.py) ----------------------------------------
+    _why = None  # the last check's finding: (field, None | (minimum, flat cell index)) or None
+
+    def _first_nonfinite(self) -> str | None:
+        """The base class's finiteness check, plus every depth > 0 (same single sync)."""
+        self._why = first_bad(self, self.state_names[::3])
+        return None if self._why is None else self._why[0]
+
+    def divergence_advice(self) -> str:
+        return advice(self, self._why)
+
+    def _diverged(self, field: str):
+        why = self._why
+        if why is None or why[0] != field or why[1] is None:
+            return super()._diverged(field)
+        low, i = why[1]
+        return DryCell(self.model, self.t, self.steps, field, low, self._cell_xy(i),
+                       self.divergence_advice())
+
+    def _cell_xy(self, i: int) -> tuple[float, float]:
+        """Centre of the cell at flat index i of a state array."""
+        if self.geometry == "grid":
+            row, col = divmod(i, len(self.mesh.x))
+            return float(self.mesh.x[col]), float(self.mesh.y[row])
+        x, y = self.tables.centroids[i]  # the state's (internal) numbering
+        return float(x), float(y)
 
     def _fields(self) -> dict:
         out = dict(self.state)
@@ -147,12 +233,14 @@ class ShallowWater(_ShallowWaterBase):
     description = ("One-layer shallow water over a bathymetry: path-conservative Roe finite "
                    "volumes, well-balanced, first or third order (seed 002, Castro et al.).")
     parameters = (
-        Param("geometry", "str", "grid", "Mesh kind: a structured grid of square cells, or "
-              "unstructured triangles (generated on [−5, 5]² or read from a mesh file).",
-              choices=("grid", "triangles")),
-        _only(Param("nx", "int", 400, "Cells along x on [−5, 5].", lo=2, hi=2**15), "grid"),
-        _only(Param("ny", "int", None, "Cells along y on [−5, 5] (empty: same as nx).", lo=2,
-                    hi=2**15, nullable=True), "grid"),
+        Param("geometry", "str", "grid", "Mesh kind: a structured grid of (nearly) square "
+              "cells, or unstructured triangles (generated on the Lx × Ly rectangle or read from "
+              "a mesh file).", choices=("grid", "triangles")),
+        *DOMAIN,
+        _only(Param("nx", "int", 400, "Cells along x (Δx = Lx/nx).", lo=2, hi=NMAX), "grid"),
+        _only(Param("ny", "int", None, "Cells along y (Δy = Ly/ny; empty: round(nx·Ly/Lx), "
+                    "nearly square cells; nx on the default square).", lo=2, hi=NMAX,
+                    nullable=True), "grid"),
         _only(Param("order", "int", 1, "Order of accuracy: 1 (Roe, forward Euler) or 3 (CWENO3 "
                     "reconstruction, Gauss edges and volume term, SSP-RK3).", choices=(1, 3)),
               "grid"),
@@ -162,13 +250,13 @@ class ShallowWater(_ShallowWaterBase):
     ) + tuple(_only(p, "triangles") for p in TRI_PARAMS if p.name not in ("g", "cfl"))
     scenarios = (
         Scenario("circular-dambreak", "SPEC §3.5 a: H = 1 − 0.4 exp(−x² − y²); η = 3 inside "
-                 "r < 0.6, 1 outside; q = 0; walls; the paper runs t ∈ [0, 1] on a grid.",
+                 "r < 0.6, 1 outside; q = 0; walls; the paper runs t ∈ [0, 1] on a grid. " + SCALED,
                  {"geometry": "grid"}),
         Scenario("bump-dambreak", "SPEC §3.5 b: H = 4 − 1.5 exp(−x² − y²); h = 5 inside r < 1, "
-                 "2.5 outside; the paper runs t ∈ [0, 1] on 1,001,898 triangles.",
+                 "2.5 outside; the paper runs t ∈ [0, 1] on 1,001,898 triangles. " + SCALED,
                  {"geometry": "triangles"}),
         Scenario("lake-at-rest", "η = 1, q = 0 over a bumpy bottom that rises above the reference "
-                 "level: stays at rest to round-off (well-balanced); grid or triangles."),
+                 "level: stays at rest to round-off (well-balanced); grid or triangles. " + SCALED),
     )
     field_infos = {
         "h": FieldInfo("cell", "m", "water depth h = η + H (> 0: dry cells are out of scope)"),
@@ -193,7 +281,9 @@ class ShallowWater(_ShallowWaterBase):
 
     @classmethod
     def _check_params(cls, p: dict) -> None:
+        cls._check_domain(cls.model, p)
         if p["geometry"] == "grid":
+            grid_shape(p)  # a default ny out of range is refused here
             if p["mesh"] is not None:
                 raise ParameterError("shallow-water: parameter 'mesh' needs geometry=triangles; "
                                      "allowed with geometry=grid: no mesh file")
@@ -213,13 +303,16 @@ class ShallowWater(_ShallowWaterBase):
         if self.geometry == "triangles":
             return super()._setup()
         p = self.params
-        nx = p["nx"]
-        ny = p["ny"] if p["ny"] is not None else nx
-        self.dx, self.dy = L / nx, L / ny
-        x = -L / 2 + (np.arange(nx) + 0.5) * self.dx
-        y = -L / 2 + (np.arange(ny) + 0.5) * self.dy
+        nx, ny = grid_shape(p)
+        Lx, Ly = p["Lx"], p["Ly"]
+        self.dx, self.dy = Lx / nx, Ly / ny
+        x = -Lx / 2 + (np.arange(nx) + 0.5) * self.dx
+        y = -Ly / 2 + (np.arange(ny) + 0.5) * self.dy
         self.mesh = Grid2D(x, y)
-        eta, H = INITIAL[self.scenario_name](x[None, :], y[:, None])
+        ell = self.length_scale
+        # CWENO3's ε in units of ℓ: the third-order scheme is invariant under the scaling too
+        self.weno_eps = (min(self.dx, self.dy) / ell) ** 2
+        eta, H = INITIAL[self.scenario_name](x[None, :] / ell, y[:, None] / ell)
         h = eta + H
         if h.min() <= 0:
             raise ParameterError("shallow-water: the initial depth h = η + H has minimum "
@@ -248,7 +341,7 @@ class TwoLayer(_ShallowWaterBase):
                    "(seeds 002 and 004).")
     layers = 2
     state_names = ("h1", "q1x", "q1y", "h2", "q2x", "q2y")
-    parameters = TRI_PARAMS + (
+    parameters = DOMAIN + TRI_PARAMS + (
         Param("r", "float", 0.998, "Density ratio r = ρ1/ρ2 of the upper to the lower layer.",
               lo=0, hi=1, lo_open=True, hi_open=True),
         scheme_param("ir-roe"),
@@ -258,12 +351,12 @@ class TwoLayer(_ShallowWaterBase):
     )
     scenarios = (
         Scenario("internal-dambreak", "H = 5; h1 = 0.5 inside r < 1.5, 4 outside; h2 = 5 − h1; "
-                 "r = 0.998 (seed 002, §3.5 c).", {"r": 0.998}),
+                 "r = 0.998 (seed 002, §3.5 c). " + SCALED, {"r": 0.998}),
         Scenario("renumbering-test-1", "Seed 004's test 1: H = 6; h1 = 0.5 inside r < 1.5, 4 "
-                 "outside; h2 = H − h1; r = 0.5; t ∈ [0, 0.1].", {"r": 0.5}),
+                 "outside; h2 = H − h1; r = 0.5; t ∈ [0, 0.1]. " + SCALED, {"r": 0.5}),
         Scenario("renumbering-test-2", "Seed 004's test 2: H = 1 − 1.5 exp(−x² − y²) (negative "
                  "near the origin); h1 = 4 for x ≥ 0 else 0.5, h2 = 0.5 for x ≥ 0 else 4; "
-                 "r = 0.98; t ∈ [0, 0.1].", {"r": 0.98}),
+                 "r = 0.98; t ∈ [0, 0.1]. " + SCALED, {"r": 0.98}),
     )
     field_infos = {
         "h1": FieldInfo("cell", "m", "upper layer thickness", lo=0.0, lo_open=True),
@@ -288,6 +381,7 @@ class TwoLayer(_ShallowWaterBase):
 
     @classmethod
     def _check_params(cls, p):
+        cls._check_domain(cls.model, p)
         if not 0 < p["r"] < 1:  # guarded by the Param too; kept explicit for the message
             raise ParameterError(f"two-layer: parameter 'r' = {p['r']}; allowed: 0 < r < 1")
 

@@ -83,7 +83,7 @@ class GridFused(SchemeBase):
         self.cfl_args = (nx_, ny_, r(dx), r(dy), gg)
         self.cell_args = (nx_, ny_, rdx, rdy, gg, self.k_dt)
         self.strip_args = (nx_, ny_, np.int32(self.rows), rdx, rdy, r(dx), r(dy), gg, self.k_dt)
-        eps = r(min(dx, dy) ** 2)
+        eps = r(self.sim.weno_eps)  # CWENO3's ε = (min(dx, dy)/ℓ)² (grid/reference.py)
         self.stage_args = [(nx_, ny_, rdx, rdy, gg, eps, r(a), r(b), self.k_dt) for a, b in SSP3]
 
     def _grid(self, block):

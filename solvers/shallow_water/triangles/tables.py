@@ -260,12 +260,22 @@ def load_mesh(path: str) -> TriangleMesh:
     return mesh
 
 
+SIDE = 10.0  # the generated square is [−5, 5]² (the papers' domain)
+
+
 @lru_cache(maxsize=4)
-def generated_mesh(cells: int, seed: int) -> TriangleMesh:
-    """The generated square mesh (cached: read-only, shared by simulations of the same size)."""
-    return square_mesh(cells, seed=seed)
+def generated_mesh(cells: int, seed: int, Lx: float = SIDE, Ly: float = SIDE) -> TriangleMesh:
+    """The generated mesh of [−Lx/2, Lx/2] × [−Ly/2, Ly/2]: the square mesh of [−5, 5]² with its
+    points scaled by (Lx/10, Ly/10) (the same triangles, stretched where Lx ≠ Ly; the cell order
+    and the adjacency do not change). Cached: read-only, shared by simulations of the same size."""
+    mesh = square_mesh(cells, seed=seed)
+    if (Lx, Ly) == (SIDE, SIDE):
+        return mesh
+    pts = mesh.points * np.array([Lx / SIDE, Ly / SIDE, 1.0])
+    return TriangleMesh(pts, mesh.cells, name=f"{mesh.name} scaled to {Lx:g} x {Ly:g}")
 
 
 @lru_cache(maxsize=8)
-def generated_tables(cells: int, seed: int, renumber: str) -> FVTables:
-    return FVTables.build(generated_mesh(cells, seed), renumber)
+def generated_tables(cells: int, seed: int, renumber: str, Lx: float = SIDE,
+                     Ly: float = SIDE) -> FVTables:
+    return FVTables.build(generated_mesh(cells, seed, Lx, Ly), renumber)
