@@ -148,8 +148,9 @@ class CurvatureFlow(Simulation):
                         f"one at tolerance {tol:g}: lower the tolerance (e.g. {tol / 100:g}), or "
                         f"use integrator=rkm.")
         if self.dtype == "float32":
-            tips.append("In float32 a tolerance below the round-off of the error estimate "
-                        "(≈ 1e-6 × max|φ|) rejects every step: raise it or use float64.")
+            tips.append("In float32 a tolerance near the round-off of the error estimate "
+                        "(≈ 1e-7 to 1e-6 × max|φ|) rejects step after step: raise it or use "
+                        "float64.")
         return " ".join(tips)
 
     # ---- fields --------------------------------------------------------------------------
