@@ -177,6 +177,7 @@ class KuramotoSivashinsky1D(SweptSimulation):
     # Nodes per unit length below which the grid is refused (benchmarks/swept/ks_resolution.py:
     # divergence at ≤ 0.75, ⟨u²⟩ 20–35 % too high at 0.8–0.9, within 15 % at 1, 3 % at 2).
     min_nodes_per_length: ClassVar[float] = 1.0
+    contract_params = {"nx": 16, "L": 16.0}  # small and resolved (tests/solvers/test_contract.py)
 
     @classmethod
     def min_nx(cls, L: float) -> int:
