@@ -171,6 +171,9 @@ def rung_scheme(sim, rung: str, block: int = BLOCK) -> FusedChemotaxis:
     """The fused scheme of rung `rung` (RUNGS) for a chemotaxis simulation on the GPU."""
     if rung not in RUNGS:
         raise ValueError(f"unknown rung '{rung}'; rungs: {', '.join(RUNGS)}")
+    if sim.params["scheme"] != "paper":
+        raise ValueError("the ladder's rungs discretise the paper's scheme: create the "
+                         "simulation with scheme='paper'")
     return RUNGS[rung_name(sim, rung)](sim, block=block)
 
 

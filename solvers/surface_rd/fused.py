@@ -16,16 +16,20 @@ a subclass builds its device tables in `prepare` and launches its kernel in `lau
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 
 from ..core import clock
 from ..core.backend import load_kernels
+from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
 from ..mesh.triangles import padded
+from .reference import THETA
 
 CU_FILE = Path(__file__).parent / "kernels" / "chemotaxis.cu"
+POSITIVE_CU = Path(__file__).parent / "kernels" / "positive.cu"
 KERNELS = ("rd_step_vec", "gs_step_padded")  # one compilation of the file per real type
 BLOCK = 256
 
@@ -150,3 +154,95 @@ class FusedGrayScott(FusedEuler):
         self.k["gs_step_padded"](self.grid(self.n), (self.block,),
                                  (u, v, uo, vo, self.deg, self.nbr, self.coef, np.int32(self.n),
                                   np.int32(self.P), *self.args, dt))
+
+
+def ring_half_weights(mesh):
+    """The one-ring CSR (indptr, nbr) of a mesh with the half cotangent weight h = w/2 of each
+    (vertex, neighbour) slot, the same value in the slots (i, j) and (j, i)."""
+    indptr, nbr = (np.asarray(a) for a in mesh.vertex_vertex)
+    n = mesh.n_vertices
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    e = mesh.edges  # sorted (i < j) pairs
+    lo, hi = np.minimum(rows, nbr), np.maximum(rows, nbr)
+    pos = np.searchsorted(e[:, 0] * np.int64(n) + e[:, 1], lo * np.int64(n) + hi)
+    return indptr, nbr, 0.5 * np.asarray(mesh.cotangent_weights)[pos]
+
+
+class FusedPositiveChemotaxis(FusedEuler):
+    """scheme=positive (kernels/positive.cu): per step cx_rates (edge fluxes, rates, the
+    reduction of the loss rate λ into one of two device slots) and cx_update (the adaptive
+    δt = min(sim.dt, THETA/max λ) on the device, the clock, the in-place update). `step` reads
+    the step's δt back (one host wait); `run` queues up to BATCH steps with the clock on the device
+    (landing rule of core's clock.cuh, steps after landing apply 0) and walks the host clock over
+    the δt's the device used: one host wait per batch, bit for bit the step-by-step result."""
+
+    cu_file = POSITIVE_CU
+    kernel_names = ("cx_rates", "cx_update")
+    BATCH = 64
+
+    def prepare(self):
+        import cupyx
+        mesh = self.sim.imesh
+        n = mesh.n_vertices
+        indptr, nbr, half = ring_half_weights(mesh)
+        self.deg = self.dev(np.diff(indptr), np.int32)
+        table = padded(indptr, nbr, fill=0, dtype=np.int32)
+        self.K, self.P = table.shape
+        self.nbr = self.dev(table, np.int32)
+        self.hw = self.dev(padded(indptr, half, fill=0.0), self.real)
+        self.area = self.dev(mesh.mixed_areas, self.real)
+        cp = self.cp
+        self.rates = (cp.empty(n, dtype=self.real), cp.empty(n, dtype=self.real))
+        self.lam = cp.zeros(2, dtype=self.real)  # double-buffered maximum of λ
+        self.clk = cp.zeros((2, 2), dtype=np.float64)  # double-buffered (t, landed)
+        self.hist = cp.zeros(self.BATCH, dtype=np.float64)
+        self._hist_host = cupyx.empty_pinned((self.BATCH,), dtype=np.float64)
+        self._clk_host = cupyx.empty_pinned((2,), dtype=np.float64)
+        self._cur = 0
+
+    def model_args(self):
+        p, r = self.sim.params, self.real
+        return (r(p["D"]), r(p["alpha"]), r(p["s"] * p["r"]), r(p["N"]), r(p["s"]))
+
+    def _queue(self, k: int, limit: float, t_end: float | None) -> None:
+        """Queue step k of a batch: rates and λ into slot cur, then the update."""
+        cur, nxt = self._cur, 1 - self._cur
+        n, state = self.n, self.sim.state
+        fn, fc = state["cells"], state["chemo"]
+        rn, rc = self.rates
+        self.k["cx_rates"](self.grid(n), (self.block,),
+                           (fn, fc, rn, rc, self.deg, self.nbr, self.hw, self.area, np.int32(n),
+                            np.int32(self.P), *self.args, self.lam[cur:cur + 1]))
+        end, has_end = (0.0, 0) if t_end is None else (t_end, 1)
+        self.k["cx_update"](self.grid(n), (self.block,),
+                            (fn, fc, rn, rc, np.int32(n), self.lam[cur:cur + 1],
+                             self.lam[nxt:nxt + 1], self.clk[cur], self.clk[nxt], self.hist,
+                             np.int32(k), np.float64(self.sim.dt), np.float64(THETA),
+                             np.float64(limit), np.float64(end), np.int32(has_end)))
+        self._cur = nxt
+
+    def step(self, t, dt_limit):
+        self._queue(0, np.inf if dt_limit is None else dt_limit, None)
+        self.hist[:1].get(out=self._hist_host[:1])
+        d = float(self._hist_host[0])
+        if not math.isfinite(d) or d <= 0:
+            raise NonFiniteStep
+        return d
+
+    def run(self, count, t, t_end):
+        count = min(count, self.BATCH)
+        self._clk_host[0], self._clk_host[1] = t, 0.0
+        self.clk[self._cur].set(self._clk_host)
+        for k in range(count):
+            self._queue(k, np.inf, t_end)
+        self.hist[:count].get(out=self._hist_host[:count])
+        k = 0
+        for d in self._hist_host[:count]:
+            if clock.landed(t, t_end):
+                break  # the device applied δt = 0 from here on
+            d = float(d)
+            if not math.isfinite(d) or d <= 0:
+                raise NonFiniteStep
+            t = clock.after_step(t, d, t_end)
+            k += 1
+        return k, t

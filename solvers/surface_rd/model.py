@@ -16,7 +16,12 @@ eq. (1); SPEC §2.1):
     ∂c/∂t = Δc + s ( n/(1+n) − c )
 
 n = `cells` (cell density f_n), c = `chemo` (chemoattractant f_c), zero flux on open boundaries
-(built into the cotangent operator), explicit Euler with fixed δt = C·dx². The stability bound and
+(built into the cotangent operator), explicit Euler with δt = C·dx². `scheme` picks the
+discretisation of the cell flux: `positive` (default; reference.py) writes it as ∇·(D∇n − α n∇c)
+with Scharfetter–Gummel fluxes on the cotangent dual, conservative and n ≥ 0 on any mesh, each step
+min(δt, 0.9/max_i λ_i) with λ_i the vertex's loss rate; `paper` is seed 001's −α n Δc − α ∇n·∇c
+with averaged vertex gradients (fixed δt), which goes negative and diverges on coarse or
+irregular meshes. The stability bound and
 the Turing threshold come from the linearisation about the uniform state (reference.py): with the
 paper's D, r, s, N the threshold is α > 12.023, so the paper's α = 12.02 sits on it (the uniform
 state is neutrally stable and perturbations decay). The default here is α = 13 (growth rate
@@ -42,8 +47,9 @@ from ..core.registry import register
 from ..core.simulation import FieldInfo, Simulation
 from ..mesh.renumber import inverse, vertex_order
 from . import scenarios
-from .fused import FusedChemotaxis, FusedGrayScott
-from .reference import ChemotaxisEuler, GrayScottEuler, SurfaceOperators
+from .fused import FusedChemotaxis, FusedGrayScott, FusedPositiveChemotaxis
+from .reference import (ChemotaxisEuler, GrayScottEuler, PositiveChemotaxisEuler,
+                        SurfaceOperators)
 
 SCENARIOS = (
     Scenario("rectangle", "A regular triangulated rectangle 32 × 16 (square cells cut by one "
@@ -74,8 +80,8 @@ STEP_PARAMS = (
 
 class SurfaceRD(Simulation):
     """A subclass declares `species` (the two state names), its parameters and fields, its
-    `initial_condition(mesh, params, rng)` (scenarios.py) and its two schemes; the reference
-    scheme class provides `stability_bound(params, lambda_max)`."""
+    `initial_condition(mesh, params, rng)` (scenarios.py), its two schemes and
+    `stability_bound(params, lambda_max) -> (δt bound, formula)` (reference.py)."""
 
     species: ClassVar[tuple[str, str]] = ("u", "v")
     scenarios = SCENARIOS
@@ -84,6 +90,7 @@ class SurfaceRD(Simulation):
     contract_params = {"vertices": 300}
     default_field: ClassVar[str | None] = None
     initial_condition: ClassVar[Any] = None
+    stability_bound: ClassVar[Any] = None
 
     # ---- set-up -------------------------------------------------------------------------
     @classmethod
@@ -102,7 +109,7 @@ class SurfaceRD(Simulation):
         self.imesh = mesh if order is None else mesh.permuted(vertex_order=order)
         self.ops = SurfaceOperators(self.imesh)
         self.dx = self.imesh.mean_edge_length
-        self.dt_max, formula = self.reference_scheme.stability_bound(p, self.ops.lambda_max)
+        self.dt_max, formula = self.stability_bound(p, self.ops.lambda_max)
         self.dt = self._choose_dt(formula)
         u0, v0 = self.initial_condition(mesh, p, np.random.default_rng(p["seed"]))
         xp = self.xp
@@ -174,6 +181,10 @@ class Chemotaxis(SurfaceRD):
               lo_open=True),
         Param("N", "float", 1.0, "Maximum cell density (carrying capacity) N.", lo=0,
               lo_open=True),
+        Param("scheme", "str", "positive", "Discretisation of the cell flux: 'positive' "
+              "(conservative upwind fluxes on the cotangent dual, n ≥ 0 on any mesh, adaptive "
+              "step) or 'paper' (−α n Δc − α ∇n·∇c with averaged vertex gradients, seed 001; "
+              "not positivity-preserving).", choices=("positive", "paper")),
         Param("perturbation", "float", 0.01, "Relative amplitude of the seeded random "
               "perturbation of the uniform initial state.", lo=0, hi=1),
     ) + STEP_PARAMS + (SEED,)
@@ -183,8 +194,24 @@ class Chemotaxis(SurfaceRD):
     }
     default_field = "cells"
     initial_condition = staticmethod(scenarios.chemotaxis_initial)
-    reference_scheme = ChemotaxisEuler
-    fused_scheme = FusedChemotaxis
+    stability_bound = staticmethod(ChemotaxisEuler.stability_bound)
+    # scheme=positive (default) or paper; the paper's classes are also the ladder's base
+    reference_scheme = staticmethod(lambda sim: (
+        PositiveChemotaxisEuler if sim.params["scheme"] == "positive" else ChemotaxisEuler)(sim))
+    fused_scheme = staticmethod(lambda sim: (
+        FusedPositiveChemotaxis if sim.params["scheme"] == "positive" else FusedChemotaxis)(sim))
+
+    def divergence_advice(self) -> str:
+        if self.params["scheme"] == "paper":
+            return ("scheme=paper (the paper's −α n Δc − α ∇n·∇c with averaged vertex gradients) "
+                    "is not positivity-preserving: on coarse or irregular meshes the cell density "
+                    "goes negative and the chemotaxis term blows up whatever the time step. Use "
+                    "scheme=positive (the default): conservative upwind fluxes, n ≥ 0 on any "
+                    "mesh.")
+        return ("The positive scheme keeps n ≥ 0 and shortens its steps by itself, so a smaller "
+                "dt or C will not help: look at the mesh (slivers or near-zero mixed areas make "
+                "the Laplacian's λ_max and the rates huge; remesh or clean the file) and at the "
+                "parameters (alpha far above the Turing threshold, very large s).")
 
 
 @register
@@ -207,5 +234,6 @@ class GrayScott(SurfaceRD):
     }
     default_field = "v"
     initial_condition = staticmethod(scenarios.gray_scott_initial)
+    stability_bound = staticmethod(GrayScottEuler.stability_bound)
     reference_scheme = GrayScottEuler
     fused_scheme = FusedGrayScott

@@ -97,7 +97,7 @@ def test_ladder_without_a_gpu_says_so(tmp_path):
 @pytest.mark.parametrize("rung", list(RUNGS))
 def test_every_rung_matches_float64_reference(rung, dtype, scenario):
     sim = solvers.create("chemotaxis", backend="cupy", dtype=dtype, kernel="fused",
-                         scenario=scenario, vertices=5000)
+                         scenario=scenario, vertices=5000, scheme="paper")
     sim.scheme = rung_scheme(sim, rung)
     check_against_reference(sim, dtype)
 
@@ -105,7 +105,7 @@ def test_every_rung_matches_float64_reference(rung, dtype, scenario):
 @pytest.mark.gpu
 def test_ring_rung_falls_back_to_face_slots_on_flipped_faces(flipped_mesh):
     sim = solvers.create("chemotaxis", backend="cupy", dtype="float64", scenario="file",
-                         mesh=flipped_mesh)
+                         mesh=flipped_mesh, scheme="paper")
     sim.scheme = rung_scheme(sim, "ring")
     assert type(sim.scheme) is Geom
     u0, v0 = start(sim, "float64", seed=4, spread=0.1)
@@ -120,7 +120,8 @@ def test_ring_rung_falls_back_to_face_slots_on_flipped_faces(flipped_mesh):
 def test_block_size_changes_nothing(rung):
     out = []
     for block in (128, 256, 512):
-        sim = solvers.create("chemotaxis", backend="cupy", dtype="float32", vertices=3000)
+        sim = solvers.create("chemotaxis", backend="cupy", dtype="float32", vertices=3000,
+                             scheme="paper")
         sim.scheme = rung_scheme(sim, rung, block=block)
         start(sim, "float32", seed=4, spread=0.1)
         sim.step(10)

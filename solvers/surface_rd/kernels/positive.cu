@@ -1,0 +1,132 @@
+// The positive chemotaxis scheme (scheme=positive; solvers/surface_rd/reference.py holds the
+// float64 reference and the derivation): two launches per explicit Euler step, one thread per
+// vertex, on the padded one-ring tables of the production kernel (column-major, padded to a
+// warp).
+//
+//   cx_rates   per vertex i, over its one-ring: the Scharfetter-Gummel cell flux across the dual
+//              edge of ij, F = h D (B(P) n_j - B(-P) n_i), P = alpha (c_j - c_i)/D,
+//              B(x) = x/(e^x - 1) (capped at mu n_donor, mu = |h| D B(-|P|), where h < 0), the
+//              Laplacian of c, and the
+//              loss rate lambda_i; writes the rates dn/dt, dc/dt and reduces max_i lambda_i into
+//              *lam_slot (block maximum, then one atomicMax on the bit pattern: lambda >= +0, so
+//              the bits order like the values; a NaN lambda counts as +inf).
+//              Vertex j computes the same edge with (i, j) swapped; every operation is written so
+//              that its flux is bit for bit the negated one of vertex i (exact sign symmetry of
+//              subtraction and products, the coefficient pair taken from |P| alone, products
+//              rounded on their own with __*mul_rn so that no FMA contraction breaks the symmetry),
+//              so sum_i A_i dn_i/dt is the logistic term alone up to the rounding of the sums.
+//   cx_update  dt = min(dt_user, theta / max lambda) (NaN lambda -> dt = 0, reported by the host
+//              as a non-finite step), clamped to `limit` and to t_end with the landing rule of
+//              core's clock.cuh; every thread computes the same dt from the same inputs; thread 0
+//              writes the clock (double-buffered: read clk_in, write clk_out), the step's dt into
+//              hist[k] and clears the other lambda slot for the next step. Then n += dt dn/dt,
+//              c += dt dc/dt in place (purely per vertex).
+#include "clock.cuh"
+
+template <typename T> struct Fx;
+template <> struct Fx<float> {
+    static __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
+    static __device__ __forceinline__ float expm1(float a) { return expm1f(a); }
+    static __device__ __forceinline__ void atomic_max(float* slot, float v)
+    {
+        atomicMax(reinterpret_cast<int*>(slot), __float_as_int(v));
+    }
+};
+template <> struct Fx<double> {
+    static __device__ __forceinline__ double mul(double a, double b) { return __dmul_rn(a, b); }
+    static __device__ __forceinline__ double expm1(double a) { return ::expm1(a); }
+    static __device__ __forceinline__ void atomic_max(double* slot, double v)
+    {
+        atomicMax(reinterpret_cast<long long*>(slot), __double_as_longlong(v));
+    }
+};
+
+template <typename T>
+__global__ void cx_rates(const T* __restrict__ fn, const T* __restrict__ fc,
+                         T* __restrict__ rate_n, T* __restrict__ rate_c,
+                         const int* __restrict__ deg, const int* __restrict__ nbr,
+                         const T* __restrict__ hw, const T* __restrict__ area, const int n,
+                         const int P, const T D, const T alpha, const T sr, const T Ncap,
+                         const T s, T* __restrict__ lam_slot)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    T lam = T(0);
+    if (i < n) {
+        const T ni = fn[i], ci = fc[i];
+        const T aD = alpha / D;
+        const int d = deg[i];
+        T flux = 0, lapc = 0, loss = 0;
+        for (int k = 0; k < d; ++k) {
+            const size_t o = (size_t)k * P + i;
+            const int j = nbr[o];
+            const T h = hw[o], nj = fn[j], cj = fc[j];
+            const T dc = cj - ci;
+            const T q = Fx<T>::mul(fabs(dc), aD);
+            const T b = q > T(0) ? q / Fx<T>::expm1(q) : T(1);  // B(|P|)
+            const T bq = b + q;                                  // B(-|P|)
+            const bool up = dc >= T(0);
+            const T kj = up ? b : bq, ki = up ? bq : b;          // B(P), B(-P)
+            const T hD = Fx<T>::mul(h, D);
+            T f = Fx<T>::mul(hD, Fx<T>::mul(kj, nj) - Fx<T>::mul(ki, ni));
+            T l = Fx<T>::mul(hD, ki);
+            if (h < T(0)) {
+                const T mu = Fx<T>::mul(fabs(hD), bq);
+                f = fmin(fmax(f, -Fx<T>::mul(mu, ni)), Fx<T>::mul(mu, nj));
+                l = mu;
+            }
+            flux += f;
+            lapc += Fx<T>::mul(h, dc);
+            loss += l;
+        }
+        const T a = area[i];
+        rate_n[i] = flux / a + sr * ni * (Ncap - ni);
+        rate_c[i] = lapc / a + s * (ni / (T(1) + ni) - ci);
+        lam = loss / a + sr * fmax(ni - Ncap, T(0)) + T(0);  // + 0: never -0
+        if (!(lam == lam)) lam = T(INFINITY);
+    }
+    // block maximum: warp shuffles, then the warps' maxima through shared memory
+    for (int w = 16; w > 0; w >>= 1) lam = fmax(lam, __shfl_down_sync(0xffffffffu, lam, w));
+    __shared__ T wmax[32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) wmax[warp] = lam;
+    __syncthreads();
+    if (warp == 0) {
+        lam = lane < (blockDim.x + 31) / 32 ? wmax[lane] : T(0);
+        for (int w = 16; w > 0; w >>= 1) lam = fmax(lam, __shfl_down_sync(0xffffffffu, lam, w));
+        if (lane == 0) Fx<T>::atomic_max(lam_slot, lam);
+    }
+}
+
+template <typename T>
+__global__ void cx_update(T* __restrict__ fn, T* __restrict__ fc, const T* __restrict__ rate_n,
+                          const T* __restrict__ rate_c, const int n,
+                          const T* __restrict__ lam_cur, T* __restrict__ lam_next,
+                          const double* __restrict__ clk_in, double* __restrict__ clk_out,
+                          double* __restrict__ hist, const int k, const double dt_user,
+                          const double theta, const double limit, const double t_end,
+                          const int has_end)
+{
+    const double lam = (double)*lam_cur;
+    double dt = lam > 0.0 ? fmin(dt_user, theta / lam) : (lam == 0.0 ? dt_user : 0.0);
+    dt = fmin(dt, limit);
+    const bool end = has_end != 0;
+    const double t = clk_in[0];
+    const bool done = end && clk_in[1] != 0.0;
+    double d = 0.0, t_new = t;
+    if (!done) {
+        d = clock_clamp(dt, t, t_end, end);
+        t_new = clock_after_step(t, d, t_end, end);
+    }
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i == 0) {
+        clk_out[0] = t_new;
+        clk_out[1] = (done || clock_landed(t_new, t_end, end)) ? 1.0 : 0.0;
+        hist[k] = d;
+        *lam_next = T(0);
+    }
+    if (i < n && d > 0.0) {
+        const T dtT = (T)d;
+        fn[i] = fn[i] + dtT * rate_n[i];
+        fc[i] = fc[i] + dtT * rate_c[i];
+    }
+}

@@ -1,0 +1,152 @@
+"""The positive chemotaxis scheme (scheme=positive, the default; issue 16): the cell transport is
+conservative to round-off on closed and open meshes, n stays ≥ 0 under the stated step bound (and
+not above it), the adaptive step keeps it so over runs from rough data, and the scheme runs the
+sample snake, generated and untuned meshes to t = 200 where the paper's scheme diverges."""
+import numpy as np
+import pytest
+
+from benchmarks.surface_rd.robustness import MESHES, SNAKE, Watch, create, jittered_torus
+from pdestudio import solvers
+from pdestudio.solvers import ParameterError, SimulationDiverged
+from pdestudio.solvers.mesh import TriangleMesh, icosphere, read_mesh, tube
+from pdestudio.solvers.surface_rd.reference import THETA, EdgeOperators, positive_rates
+
+P = dict(D=0.25, alpha=13.0, s=1.0, r=1.522, N=1.0)
+MESH_CASES = {
+    "icosphere (closed)": lambda: TriangleMesh(5 * icosphere(3).points, icosphere(3).cells),
+    "jittered torus (closed, w < 0)": lambda: jittered_torus(30, 12),
+    "tube (open, w < 0)": lambda: tube(1500),
+    "snake (open, w < 0)": lambda: read_mesh(SNAKE),
+}
+
+
+def rough(n_v, seed=0):
+    """Densities in [0, 2] with a fifth of them exactly 0, chemoattractant in [0, 1]: steep
+    gradients everywhere, so the positivity bound is what limits the step."""
+    rng = np.random.default_rng(seed)
+    n = rng.uniform(0, 2, n_v)
+    n[rng.random(n_v) < 0.2] = 0.0
+    return n, rng.uniform(0, 1, n_v)
+
+
+@pytest.fixture(scope="module", params=list(MESH_CASES))
+def mesh(request):
+    return MESH_CASES[request.param]()
+
+
+def test_transport_conserves_cells_to_round_off(mesh):
+    """Σ_i A_i (∂n/∂t − s r n (N − n))_i = 0: every edge flux leaves one vertex and enters the
+    other; the same for the Laplacian of c."""
+    n, c = rough(mesh.n_vertices)
+    dn, dc, _ = positive_rates(n, c, EdgeOperators(mesh, np, np.float64), P, np)
+    a = mesh.mixed_areas
+    transport = a * (dn - P["s"] * P["r"] * n * (P["N"] - n))
+    assert abs(transport.sum()) < 1e-14 * abs(transport).sum()
+    diffusion = a * (dc - P["s"] * (n / (1 + n) - c))
+    assert abs(diffusion.sum()) < 1e-14 * abs(diffusion).sum()
+
+
+def test_positive_below_the_bound_and_not_above(mesh):
+    """n + δt ∂n/∂t ≥ n (1 − δt λ) vertex by vertex, so n stays ≥ 0 for δt ≤ 1/max λ (zeros
+    included); at 1.5/max λ some vertex goes negative: the bound is not vacuous."""
+    n, c = rough(mesh.n_vertices, seed=1)
+    dn, _, lam = positive_rates(n, c, EdgeOperators(mesh, np, np.float64), P, np)
+    bound = 1 / lam.max()
+    for f in (0.1, 0.5, THETA, 1.0):
+        new = n + f * bound * dn
+        assert (new >= n * (1 - f * bound * lam) - 1e-15).all()
+        assert new.min() >= 0
+    assert (n + 2.0 * bound * dn).min() < 0
+
+
+def test_one_step_changes_the_mass_by_the_logistic_term_alone(tmp_path):
+    """Through the model, adaptive steps on rough data on an open mesh with obtuse triangles:
+    Σ A n⁺ − Σ A n = δt Σ A s r n (N − n) to round-off, step after step; the steps are the
+    positivity bound THETA/max λ (shorter than the model's δt) and n stays ≥ 0."""
+    sim = solvers.create("chemotaxis", backend="numpy", scenario="tube", vertices=1500)
+    n, c = rough(sim.mesh.n_vertices, seed=2)
+    sim.set_field("cells", n)
+    sim.set_field("chemo", c)
+    a = sim.mesh.mixed_areas
+    _, _, lam = positive_rates(sim.state["cells"], sim.state["chemo"],
+                               EdgeOperators(sim.imesh, np, np.float64), P, np)
+    first = THETA / lam.max()
+    assert first < 0.5 * sim.dt
+    short = 0
+    for k in range(20):
+        n = sim.fields()["cells"]
+        t0 = sim.t
+        sim.step(1)
+        dt = sim.t - t0
+        if k == 0:
+            assert dt == pytest.approx(first, rel=1e-12)
+        short += dt < 0.999 * sim.dt
+        new = sim.fields()["cells"]
+        logistic = dt * (a * P["s"] * P["r"] * n * (P["N"] - n)).sum()
+        change = (a * new).sum() - (a * n).sum()
+        assert abs(change - logistic) < 1e-13 * (a * n).sum()
+        assert new.min() >= 0
+    assert short >= 3
+
+
+def test_adaptive_step_keeps_n_nonnegative_far_above_the_threshold():
+    """α = 40 (three times the Turing threshold: strong aggregation) from rough data on the
+    tube: every step n ≥ 0, the bound shortens steps, nothing diverges."""
+    sim = solvers.create("chemotaxis", backend="numpy", scenario="tube", vertices=1500,
+                         alpha=40.0)
+    n, c = rough(sim.mesh.n_vertices, seed=3)
+    sim.set_field("cells", n)
+    sim.set_field("chemo", c)
+    watch = Watch(sim.scheme, sim)
+    sim.scheme = watch
+    sim.advance(20.0)
+    assert sim.t == 20.0 and watch.min_n >= 0 and watch.shortened > 0
+    assert np.isfinite(sim.fields()["cells"]).all()
+
+
+def test_scheme_parameter():
+    assert solvers.create("chemotaxis", backend="numpy", vertices=300).params["scheme"] == \
+        "positive"
+    with pytest.raises(ParameterError, match="'scheme'.*'positive', 'paper'"):
+        solvers.create("chemotaxis", backend="numpy", vertices=300, scheme="upwind")
+
+
+def test_snake_runs_to_200_where_the_paper_scheme_diverges(tmp_path):
+    """The sample snake (open, 42 edges of negative weight): the positive scheme reaches t = 200
+    with n ≥ 0 at every step and a pattern; the paper's scheme diverges near t = 37 and its
+    message says what helps."""
+    r = run_to_200("snake", tmp_path)
+    paper = solvers.create("chemotaxis", backend="numpy", scenario="file", mesh=str(SNAKE),
+                           scheme="paper")
+    with pytest.raises(SimulationDiverged, match="use scheme=positive|Use scheme=positive"):
+        with np.errstate(all="ignore"):
+            paper.advance(200.0)
+    assert 20 < paper.t < 60
+    assert r["t"] == 200.0
+
+
+def run_to_200(name, tmp_path):
+    sim = create(name, tmp_path)
+    v0 = sim.fields()["cells"].var()
+    watch = Watch(sim.scheme, sim)
+    sim.scheme = watch
+    sim.advance(200.0)
+    n = sim.fields()["cells"]
+    assert sim.t == 200.0 and watch.min_n >= 0, (name, watch.min_n)
+    assert np.isfinite(n).all() and n.var() > 100 * v0  # a pattern, not noise
+    return {"t": sim.t, "min_n": watch.min_n}
+
+
+FAST = ("snake", "rectangle-1k")
+SLOW = ("rectangle-5k", "tube-2k", "torus", "delaunay", "icosphere")
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, marks=[pytest.mark.slow] if m in SLOW else [])
+                                  for m in FAST[1:] + SLOW])
+def test_runs_to_200_on_generated_and_untuned_meshes(name, tmp_path):
+    """Rectangles and tubes of several sizes, a jittered torus (closed, a third of its edges of
+    negative weight), a random Delaunay patch on a curved sheet and an icosphere (radius 10):
+    t = 200 with n ≥ 0 at every step and a pattern (benchmarks/surface_rd/robustness.py gives
+    the table in docs/VALIDATION.md)."""
+    assert name in MESHES
+    run_to_200(name, tmp_path)
