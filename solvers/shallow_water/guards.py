@@ -1,18 +1,28 @@
 """Why a shallow-water run stopped, and the advice that helps (issue 16, item 5).
 
 Dry cells are out of scope of these schemes (no wetting and drying): every depth (h, or h1 and h2
-of the two layers) must stay > 0. A Roe-type step is not positivity-preserving, so a strong
-rarefaction (two flows moving apart faster than 2 (√(g h_L) + √(g h_R))), a bottom that rises to
-the free surface or a layer that thins out leaves a depth ≤ 0 after some step; the step after
-that takes √h of it and the state turns NaN. The generic finiteness check of the base class saw
-only that NaN, one step late: it kept a state with a negative depth and advised reducing the time
-step, which cannot help (the schemes are stable for cfl ≤ 1 while the depths stay positive).
+of the two layers) must stay > 0. A Roe-type step is not positivity-preserving near h = 0, so a
+strong rarefaction (flows moving apart at about 2 (√(g h_L) + √(g h_R)) or faster), a bottom that
+rises to the free surface or a layer that thins out can leave a depth ≤ 0 after some step; the
+step after that takes √h of it and the state turns NaN. The generic finiteness check of the base
+class saw only that NaN, one step late: it kept a state with a negative depth and advised reducing
+the time step.
 
-`first_bad` therefore checks, in the same single host sync as the finiteness of every field, that
-every depth is > 0 (one more reduction per depth field per check interval of 64 steps; the replay
-of the base class then finds the step that emptied the cell and keeps the state from before it).
-A depth ≤ 0 is reported as a `DryCell`, a SimulationDiverged whose message names the field, its
-minimum and where it is; every divergence carries `advice`.
+Measured on a dam break that forms a dry core (still water 1 m deep, ±10 m/s apart; tests/solvers/
+shallow_water/test_guards.py): a smaller cfl is no reliable cure. First order on a 40 × 4 grid went
+dry at cfl 0.9 and passed at 0.5 (refilled by the walls' reflections), on 200 × 4 went dry down to
+cfl 0.5 and passed at 0.2; on triangles the Roe schemes went dry down to cfl 0.5, ir-roe on 4,000
+cells again at 0.05, pvm-ifcp at every cfl down to 0.05; third order turned non-finite with every
+cell average still > 0 (the reconstruction dips below 0 at the edge of a nearly dry cell) at every
+cfl from 0.7 to 0.05. So the advice says what the cause is and that cfl helps only against a CFL
+instability.
+
+`first_bad` checks, in the same single host sync as the finiteness of every field, that every
+depth is > 0 (one more reduction per depth field per check interval of 64 steps; the replay of
+the base class then finds the step that emptied the cell and keeps the state from before it). A
+depth ≤ 0 is reported as a `DryCell`, a SimulationDiverged whose message names the field, its
+minimum and where it is; every divergence carries `advice` (for two layers with the number of
+edges whose Roe matrix has complex internal eigenvalues, a loss of hyperbolicity under shear).
 """
 from __future__ import annotations
 
@@ -21,27 +31,33 @@ import numpy as np
 from ..core.errors import SimulationDiverged
 from .riemann import _Edge2, quartic_roots
 
-NOT_CFL = ("Reducing cfl does not help here: it helps only for a CFL instability, and these "
-           "schemes are stable for cfl <= 1 while every depth stays positive.")
 DRY = {  # why a depth reached 0 and what to change
     1: ("Dry cells (h <= 0) are out of scope of these schemes (no wetting and drying): a strong "
-        "rarefaction emptied the cell (flows moving apart faster than 2(sqrt(g h_L) + "
-        "sqrt(g h_R))), or the bottom comes up to the free surface. Keep the water deeper "
-        "there (a higher free surface eta or a lower bottom, i.e. larger H) or the velocities "
-        "smaller. "),
+        "rarefaction nearly emptied the cell (flows moving apart at about 2(sqrt(g h_L) + "
+        "sqrt(g h_R)) or faster leave a dry core) or the bottom comes up to the free surface, "
+        "and the step, not positivity-preserving near h = 0, went below 0. Keep the water "
+        "deeper there (a higher free surface eta or a lower bottom, i.e. larger H) or the "
+        "velocities smaller. "),
     2: ("A layer that vanishes (h1 or h2 <= 0) is out of scope of these schemes: the interface "
-        "reached the free surface or the bottom, or a strong rarefaction emptied the layer. "
-        "Keep both layers thicker there (the interface away from the surface and the bottom) "
-        "or the velocities smaller. "),
+        "reached the free surface or the bottom, or a strong rarefaction emptied the layer, and "
+        "the step, not positivity-preserving near 0, went below 0. Keep both layers thicker "
+        "there (the interface away from the surface and the bottom) or the velocities "
+        "smaller. "),
 }
+DRY_CFL = ("A smaller cfl is no cure: it helps only for a CFL instability, which this is not; "
+           "near h = 0 it sometimes carries a first-order run further, not reliably, and the "
+           "near-dry flow stays out of scope.")
 NONFINITE = {
-    1: ("From a state with every depth > 0 one step turns non-finite only where a depth is "
-        "close to 0 (u = q/h overflows) or the data are extreme (velocities, g): keep h well "
-        "above 0. "),
-    2: ("From a state with both layers > 0 one step turns non-finite only where a layer is "
-        "close to 0 (u = q/h overflows) or the data are extreme (velocities, g): keep both "
-        "layers thicker. "),
+    1: ("From a state with every depth > 0 one step turns non-finite where a depth is close to "
+        "0 (u = q/h overflows; with order 3 the reconstruction dips below 0 at the edge of a "
+        "nearly dry cell) or where the data are extreme (velocities, g). The smallest depth of "
+        "the state kept: {low}. Keep h well above 0 (order=1 is more robust near dry cells). "),
+    2: ("From a state with both layers > 0 one step turns non-finite where a layer is close to "
+        "0 (u = q/h overflows) or where the data are extreme (velocities, g). The thinnest "
+        "layer of the state kept: {low}. Keep both layers thicker. "),
 }
+NONFINITE_CFL = ("Reducing cfl helps only for a CFL instability; if the run fails the same way "
+                 "at a smaller cfl, the cause is one of the above.")
 SHEAR = ("In the state kept {n} of {m} edges have complex internal eigenvalues: the shear "
          "|u1 - u2| exceeds what the internal waves carry, roughly (u1 - u2)^2 > (1 - r) g "
          "(h1 + h2) (a loss of hyperbolicity, Kelvin-Helmholtz). The Roe schemes fall back to "
@@ -113,13 +129,28 @@ def nonhyperbolic_edges(sim) -> tuple[int, int]:
     return n, t.n_edges
 
 
+def smallest_depth(sim) -> str:
+    """'<value> (<field>) at x = .., y = ..' of the smallest finite depth of the current state."""
+    xp, best = sim.xp, None
+    for k in sim.state_names[::3]:
+        v = sim.state[k]
+        i = int(xp.argmin(xp.where(xp.isfinite(v), v, xp.inf)))
+        low = float(v.ravel()[i])
+        if best is None or low < best[0]:
+            best = (low, k, i)
+    low, k, i = best
+    x, y = sim._cell_xy(i)
+    return f"{low:.3g} ({k}) at x = {x:.6g}, y = {y:.6g}"
+
+
 def advice(sim, why) -> str:
     """The advice of a divergence of `sim`: `why` as from first_bad (None: not known)."""
     layers = sim.layers
-    text = (DRY if why is not None and why[1] is not None else NONFINITE)[layers]
+    dry = why is not None and why[1] is not None
+    text = DRY[layers] if dry else NONFINITE[layers].format(low=smallest_depth(sim))
     if layers == 2:
         n, m = nonhyperbolic_edges(sim)
         if n:
             pvm = PVM if sim.params["scheme"] != "pvm-ifcp" else ""
             text += SHEAR.format(n=n, m=m, scheme=pvm)
-    return text + NOT_CFL
+    return text + (DRY_CFL if dry else NONFINITE_CFL)
