@@ -16,34 +16,15 @@ curvature: L = Δ_h) or κ = μ² (Willmore: L = −Δ_h², w = Δ_h φ with the
 `solve(r, c)` returns (I − cL)⁻¹ r = T⁻¹[T r / (1 + cκ)].
 
 The transforms are orthonormal. NumPy: scipy.fft's dctn/dstn (types 2 and 1). CuPy: cupyx's DCT
-and DST stop at types 2 and 3, so both transforms are built here from xp.fft.rfft/irfft (cuFFT)
-with the even (DCT-II) and odd (DST-I) extensions; with xp = numpy the same code runs on the CPU,
-which is how the tests check it against scipy.
+and DST stop at types 2 and 3 (no DST-I), so both 2D transforms are built here from one
+xp.fft.rfft2/irfft2 (cuFFT) of the extension even (DCT-II) or odd (DST-I) in both axes; with
+xp = numpy the same code runs on the CPU, which is how the tests check it against scipy.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-
-
-def _along(last, a, xp, axis: int):
-    """Apply `last` (a transform along the last axis) along `axis`."""
-    if axis in (-1, a.ndim - 1):
-        return last(a)
-    return xp.moveaxis(last(xp.moveaxis(a, axis, -1)), -1, axis)
-
-
-def dst1(x, xp, axis: int = -1):
-    """Orthonormal DST-I along `axis` (its own inverse): X_k = √(2/(n+1)) Σ_j x_j sin(π(j+1)(k+1)
-    /(n+1)), from the rfft of the odd extension [0, x, 0, −x reversed] of length 2(n+1), whose
-    coefficient k is −2i Σ_j x_j sin(π(j+1)k/(n+1))."""
-    def last(a):
-        n = a.shape[-1]
-        z = xp.zeros(a.shape[:-1] + (1,), dtype=a.dtype)
-        y = xp.fft.rfft(xp.concatenate([z, a, z, -a[..., ::-1]], axis=-1), axis=-1)
-        return (y.imag[..., 1:n + 1] * (-1 / math.sqrt(2 * (n + 1)))).astype(a.dtype, copy=False)
-    return _along(last, x, xp, axis)
 
 
 def _dct_factors(n: int, xp, dtype):
@@ -55,28 +36,53 @@ def _dct_factors(n: int, xp, dtype):
     return xp.asarray(np.exp(-1j * np.pi * k / (2 * n)), dtype=cdtype), xp.asarray(scale, dtype)
 
 
-def dct2(x, xp, axis: int = -1):
-    """Orthonormal DCT-II along `axis` (scipy's norm="ortho"): coefficient k of the rfft of the
-    even extension [x, x reversed] is e^{iπk/(2n)} · 2 Σ_j x_j cos(πk(2j+1)/(2n))."""
-    def last(a):
-        n = a.shape[-1]
-        phase, scale = _dct_factors(n, xp, a.dtype)
-        y = xp.fft.rfft(xp.concatenate([a, a[..., ::-1]], axis=-1), axis=-1)[..., :n]
-        return ((y * phase).real * scale).astype(a.dtype, copy=False)
-    return _along(last, x, xp, axis)
+def dst1_2d(a, xp):
+    """The orthonormal 2D DST-I (its own inverse) in one rfft2: the extension odd in both axes
+    (size 2(m2+1) × 2(m1+1)) has the real spectrum −4 ΣΣ a sin sin."""
+    m2, m1 = a.shape
+    n2, n1 = m2 + 1, m1 + 1
+    e = xp.zeros((2 * n2, 2 * n1), dtype=a.dtype)
+    e[1:n2, 1:n1] = a
+    e[1:n2, n1 + 1:] = -a[:, ::-1]
+    e[n2 + 1:, 1:n1] = -a[::-1, :]
+    e[n2 + 1:, n1 + 1:] = a[::-1, ::-1]
+    y = xp.fft.rfft2(e)
+    return (y.real[1:n2, 1:n1] * (-0.5 / math.sqrt(n1 * n2))).astype(a.dtype, copy=False)
 
 
-def idct2(y, xp, axis: int = -1):
-    """The inverse of dct2 (the orthonormal DCT-III): the spectrum of the even extension rebuilt
-    from the coefficients (and 0 at k = n), then irfft."""
-    def last(a):
-        n = a.shape[-1]
-        phase, scale = _dct_factors(n, xp, a.dtype)
-        spec = (a / scale) * xp.conj(phase)
-        zero = xp.zeros(a.shape[:-1] + (1,), dtype=spec.dtype)
-        ext = xp.fft.irfft(xp.concatenate([spec, zero], axis=-1), n=2 * n, axis=-1)
-        return ext[..., :n].astype(a.dtype, copy=False)
-    return _along(last, y, xp, axis)
+def _dct_2d_factors(shape, xp, dtype):
+    """Phases e^{−iπl/(2n2)} (column) and e^{−iπk/(2n1)} (row), and the orthonormal scale."""
+    (p2, s2), (p1, s1) = (_dct_factors(n, xp, dtype) for n in shape)
+    return p2[:, None], p1[None, :], s2[:, None] * s1[None, :]
+
+
+def dct2_2d(a, xp):
+    """The orthonormal 2D DCT-II in one rfft2 of the extension even in both axes: its
+    coefficient (l, k) is e^{iπl/(2n2)} e^{iπk/(2n1)} · 4 ΣΣ a cos cos."""
+    n2, n1 = a.shape
+    e = xp.empty((2 * n2, 2 * n1), dtype=a.dtype)
+    e[:n2, :n1] = a
+    e[:n2, n1:] = a[:, ::-1]
+    e[n2:, :] = e[n2 - 1::-1, :]
+    y = xp.fft.rfft2(e)[:n2, :n1]
+    q2, q1, scale = _dct_2d_factors(a.shape, xp, a.dtype)
+    return ((y * q2 * q1).real * scale).astype(a.dtype, copy=False)
+
+
+def idct2_2d(c, xp):
+    """The inverse of dct2_2d: the half spectrum of the even extension rebuilt from the
+    coefficients D (D = 0 at index n, D(2n − l) = −D(l) along the full axis), then irfft2."""
+    n2, n1 = c.shape
+    q2, q1, scale = _dct_2d_factors(c.shape, xp, c.dtype)
+    d = c / scale
+    spec = xp.zeros((2 * n2, n1 + 1), dtype=q1.dtype)
+    spec[:n2, :n1] = d
+    spec[n2 + 1:, :n1] = -d[:0:-1, :]
+    l2 = xp.concatenate([xp.conj(q2[:, 0]), xp.zeros(1, dtype=q2.dtype),
+                         -q2[:0:-1, 0]])  # e^{iπl/(2n2)} for l = 0..2n2−1 (0 at l = n2)
+    spec[:, :n1] *= l2[:, None] * xp.conj(q1)
+    ext = xp.fft.irfft2(spec, s=(2 * n2, 2 * n1))
+    return ext[:n2, :n1].astype(c.dtype, copy=False)
 
 
 def eigenvalues(m: int, h: float, neumann: bool) -> np.ndarray:
@@ -104,19 +110,14 @@ class FastSolver:
             from scipy import fft
             return (fft.dctn(a, type=2, norm="ortho") if self.neumann
                     else fft.dstn(a, type=1, norm="ortho"))
-        xp = self.xp
-        t = dct2 if self.neumann else dst1
-        return t(t(a, xp, -1), xp, 0)
+        return (dct2_2d if self.neumann else dst1_2d)(a, self.xp)
 
     def inverse(self, a):
         if self.use_scipy:
             from scipy import fft
             return (fft.idctn(a, type=2, norm="ortho") if self.neumann
                     else fft.idstn(a, type=1, norm="ortho"))
-        xp = self.xp
-        if self.neumann:
-            return idct2(idct2(a, xp, 0), xp, -1)
-        return dst1(dst1(a, xp, 0), xp, -1)
+        return (idct2_2d if self.neumann else dst1_2d)(a, self.xp)
 
     def solve(self, r, c: float):
         """(I − cL)⁻¹ r = T⁻¹[T r / (1 + cκ)] for c ≥ 0."""

@@ -112,19 +112,17 @@ def test_adaptive_steps_land_and_follow_the_tolerance():
 
 
 # ---- transforms and the implicit solve --------------------------------------------------------
-@pytest.mark.parametrize("shape", [(5, 7), (16, 9), (33, 64)])
+@pytest.mark.parametrize("shape", [(5, 7), (16, 9), (33, 64), (4, 4)])
 def test_rfft_transforms_equal_scipy(shape):
-    """The transforms the GPU runs (built from rfft/irfft) equal scipy's orthonormal DCT-II,
-    DCT-III and DST-I; run here with numpy.fft."""
+    """The 2D transforms the GPU runs (one rfft2/irfft2 of the even or odd extension) equal
+    scipy's orthonormal dctn/idctn (type 2) and dstn (type 1); run here with numpy.fft."""
     a = np.random.default_rng(3).normal(size=shape)
-    for axis in (0, -1):
-        kw = dict(norm="ortho", axis=axis)
-        np.testing.assert_allclose(spectral.dst1(a, np, axis), fft.dst(a, type=1, **kw),
-                                   atol=1e-13)
-        np.testing.assert_allclose(spectral.dct2(a, np, axis), fft.dct(a, type=2, **kw),
-                                   atol=1e-13)
-        np.testing.assert_allclose(spectral.idct2(a, np, axis), fft.idct(a, type=2, **kw),
-                                   atol=1e-13)
+    np.testing.assert_allclose(spectral.dst1_2d(a, np), fft.dstn(a, type=1, norm="ortho"),
+                               atol=1e-13)
+    np.testing.assert_allclose(spectral.dct2_2d(a, np), fft.dctn(a, type=2, norm="ortho"),
+                               atol=1e-13)
+    np.testing.assert_allclose(spectral.idct2_2d(a, np), fft.idctn(a, type=2, norm="ortho"),
+                               atol=1e-13)
     for neumann in (True, False):
         args = (shape[1], shape[0], 0.3, 0.2, neumann, 2, np, "float64")
         s, r = spectral.FastSolver(*args), spectral.FastSolver(*args, use_scipy=False)
