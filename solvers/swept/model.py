@@ -153,8 +153,8 @@ class KuramotoSivashinsky1D(SweptSimulation):
                    "midpoint RK2; classic or swept GPU kernels (seed 003).")
     parameters = (
         Param("nx", "int", 256, "Number of grid nodes on the periodic domain; at least one per "
-              "unit length (nx ≥ L, ≈ 6.3 nodes per 2π: coarser grids diverge below ≈ 0.75 "
-              "per unit length and give a chaos 20–35 % too energetic below 0.9); two per unit "
+              "unit length (nx ≥ L, ≈ 6.3 nodes per 2π: coarser grids diverge at ≤ 0.76 "
+              "per unit length and give a chaos 15–34 % too energetic at 0.8–0.9); two per unit "
               "length put the statistics within a few per cent.", lo=8, hi=2**28),
         Param("L", "float", 32 * math.pi, "Length of the periodic domain (the unstable "
               "wavelengths are those longer than 2π; nx must be ≥ L).", lo=0, lo_open=True),
@@ -175,7 +175,7 @@ class KuramotoSivashinsky1D(SweptSimulation):
     fused_scheme = fused.KSFused
 
     # Nodes per unit length below which the grid is refused (benchmarks/swept/ks_resolution.py:
-    # divergence at ≤ 0.75, ⟨u²⟩ 20–35 % too high at 0.8–0.9, within 15 % at 1, 3 % at 2).
+    # divergence at ≤ 0.76, ⟨u²⟩ 15–34 % too high at 0.8–0.9, within 15 % at 1, 3 % at 2).
     min_nodes_per_length: ClassVar[float] = 1.0
     contract_params = {"nx": 16, "L": 16.0}  # small and resolved (tests/solvers/test_contract.py)
 
