@@ -1,5 +1,6 @@
 """What travels from the solver thread to the GUI: a description of the simulation (`SimInfo`,
-sent once per setup) and frames (`Frame`: host copies of a few fields), handed over through a
+sent once per setup) and frames (`Frame`: float32 copies of a few fields with their finite
+ranges: host arrays, or device arrays on the CUDA–OpenGL interop path), handed over through a
 one-slot `Mailbox` that keeps only the newest frame (a slow screen drops frames, never queues
 them and never slows the solver). Qt-free, so the headless exports and tests use it too."""
 from __future__ import annotations
@@ -63,7 +64,11 @@ def mesh_kind(mesh) -> str:
 
 @dataclass
 class Frame:
-    """Host copies of some fields at one instant. `release` hands pinned buffers back."""
+    """Copies of some fields at one instant. `release` hands pinned buffers or device
+    snapshots back. `ranges`: name -> finite (min, max) or None, where the frame was made
+    (None: the view computes them). Device frames (CuPy arrays) carry `ready`, the CUDA event
+    after which the arrays hold the snapshot; the consumer sets `consumed`, the event after
+    which it no longer reads them, before calling `done`."""
 
     fields: dict[str, np.ndarray]
     t: float
@@ -73,6 +78,9 @@ class Frame:
     kernel_s: float = 0.0
     seq: int = 0
     release: Callable[[], None] | None = field(default=None, repr=False)
+    ranges: dict | None = field(default=None, repr=False)
+    ready: Any = field(default=None, repr=False)
+    consumed: Any = field(default=None, repr=False)
 
     def done(self) -> None:
         if self.release is not None:

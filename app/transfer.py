@@ -1,30 +1,74 @@
 """Field hand-over from the solver to the screen (Qt-free).
 
-`HostCopier` (NumPy backend): plain copies of the fields the view needs.
-`PinnedCopier` (CuPy backend): the fields are snapshotted on the device (a fast device-to-device
-copy on the compute stream, so the solver may go on overwriting its state), then copied to
-page-locked host buffers asynchronously on a side stream while the next steps run. The worker
-polls for completion and never waits for it while running. Four pinned slots rotate: one being
-written, one in the mailbox, one held by the GUI, one spare; when none is free the frame is
-dropped. CuPy is imported only when a PinnedCopier is made, i.e. only on the cupy backend.
+Frames hold float32 copies of the fields a view needs (the views draw float32) plus each
+field's finite (min, max), computed where the frame is made, so the GUI thread never makes a
+pass over the data for the colour range.
+
+`HostCopier` (NumPy backend): plain float32 copies.
+`PinnedCopier` (CuPy backend, the fallback path): the fields are snapshotted on the device (a
+fast device-to-device copy, cast to float32, on the compute stream, so the solver may go on
+overwriting its state), then copied to page-locked host buffers asynchronously on a side stream
+while the next steps run. The worker polls for completion and never waits for it while running.
+Four pinned slots rotate: one being written, one in the mailbox, one held by the GUI, one spare;
+when none is free the frame is dropped.
+`DeviceCopier` (CuPy backend with CUDA–OpenGL interop, see views/interop.py): the same device
+snapshot, but the frame hands over the device arrays themselves and a CUDA event recorded after
+the snapshot; the GUI thread copies them into its textures on the GPU. Only the ranges (two
+numbers a field) travel to the host. The consumer records when it has read a slot
+(`frame.consumed`); the compute stream waits on that event (on the GPU) before overwriting it.
+
+`COUNTS` counts the copies of field data by kind (device_to_host, host_to_gl, device_to_gl,
+readback: a device frame read back on the GUI thread when interop failed), so a test can assert
+that the interop path makes no host copy. CuPy is imported only by the CuPy copiers.
 """
 from __future__ import annotations
 
+import collections
 import threading
 import time
 
 import numpy as np
 
 from .frames import Frame
+from .views.colors import finite_range
+
+PATHS = ("host", "pinned", "interop")
+
+
+class CopyCounter:
+    """Thread-safe counts of field copies by kind."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._c: collections.Counter = collections.Counter()
+
+    def add(self, kind: str, n: int = 1) -> None:
+        with self._lock:
+            self._c[kind] += n
+
+    def snapshot(self) -> dict:
+        with self._lock:
+            return dict(self._c)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._c.clear()
+
+
+COUNTS = CopyCounter()
 
 
 class HostCopier:
-    """NumPy backend: synchronous copies (fields are already in host memory)."""
+    """NumPy backend: synchronous float32 copies (fields are already in host memory)."""
+
+    path = "host"
 
     def submit(self, arrays: dict, t: float, steps: int, generation: int) -> bool:
         t0 = time.perf_counter()
-        copies = {k: np.array(v, copy=True) for k, v in arrays.items()}
-        self._frame = Frame(copies, t, steps, generation, transfer_s=time.perf_counter() - t0)
+        copies = {k: np.array(v, dtype=np.float32, copy=True) for k, v in arrays.items()}
+        ranges = {k: finite_range(v) for k, v in copies.items()}
+        self._frame = Frame(copies, t, steps, generation, transfer_s=time.perf_counter() - t0,
+                            ranges=ranges)
         return True
 
     def poll(self, wait: bool = False) -> Frame | None:
@@ -36,21 +80,21 @@ class HostCopier:
         return False
 
 
-class PinnedCopier:
+class _DeviceSnapshots:
+    """What both CuPy copiers share: float32 device snapshots, the finite (min, max) of each
+    field computed on the device, and the bookkeeping of the slots the GUI holds."""
+
     SLOTS = 4
-    D2H = 2  # cudaMemcpyDeviceToHost
 
     def __init__(self):
         import cupy as cp
-        import cupyx
-        self.cp, self.cupyx = cp, cupyx
+        self.cp = cp
         self.side = cp.cuda.Stream(non_blocking=True)
-        self.staging: dict = {}
-        self.slots: list[dict] = [{} for _ in range(self.SLOTS)]
+        self.device_slots: list[dict] = [{} for _ in range(self.SLOTS)]
+        self.consumed: list = [None] * self.SLOTS  # event after which the GUI read a slot
         self.held = [False] * self.SLOTS
         self.lock = threading.Lock()
         self.pending = None
-        self.readout_done = None
 
     @property
     def busy(self) -> bool:
@@ -64,9 +108,55 @@ class PinnedCopier:
                     return i
         return None
 
-    def _release(self, i: int) -> None:
+    def _release(self, i: int, consumed=None) -> None:
         with self.lock:
             self.held[i] = False
+            self.consumed[i] = consumed
+
+    def _snapshot(self, snaps: dict, arrays: dict, wait_for=None):
+        """float32 device copies of `arrays` into `snaps` and a device vector of their finite
+        (min, max) pairs, on the compute stream, after `wait_for` (an event after which the
+        old snapshots were read); returns (snapshots, ranges, ready event)."""
+        cp = self.cp
+        compute = cp.cuda.get_current_stream()
+        if wait_for is not None:
+            compute.wait_event(wait_for)  # GPU-side: the host never waits here
+        bounds = []
+        for name, a in arrays.items():
+            st = snaps.get(name)
+            if st is None or st.shape != a.shape:
+                st = snaps[name] = cp.empty(a.shape, cp.float32)
+            cp.copyto(st, a, casting="unsafe")  # float64 -> float32 on the device
+            if st.size:
+                fin = cp.isfinite(st)
+                bounds += [cp.where(fin, st, cp.inf).min(), cp.where(fin, st, -cp.inf).max()]
+            else:
+                bounds += [cp.asarray(cp.inf, cp.float32), cp.asarray(-cp.inf, cp.float32)]
+        ranges = cp.stack(bounds).astype(cp.float32) if bounds else cp.zeros(0, cp.float32)
+        return {n: snaps[n] for n in arrays}, ranges, compute.record()
+
+
+def _ranges_dict(names, values) -> dict:
+    out = {}
+    for k, name in enumerate(names):
+        lo, hi = float(values[2 * k]), float(values[2 * k + 1])
+        out[name] = (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else None
+    return out
+
+
+class PinnedCopier(_DeviceSnapshots):
+    """The fallback path on CuPy: device snapshot, then an async copy to pinned host memory."""
+
+    path = "pinned"
+    D2H = 2  # cudaMemcpyDeviceToHost
+
+    def __init__(self):
+        super().__init__()
+        import cupyx
+        self.cupyx = cupyx
+        self.slots: list[dict] = [{} for _ in range(self.SLOTS)]
+        self.range_slots = [None] * self.SLOTS
+        self.readout_done = None
 
     def submit(self, arrays: dict, t: float, steps: int, generation: int) -> bool:
         """Start copying `arrays` (CuPy arrays) to a pinned slot; False (frame dropped) when a
@@ -77,28 +167,26 @@ class PinnedCopier:
         if slot is None:
             return False
         cp = self.cp
-        compute = cp.cuda.get_current_stream()
-        if self.readout_done is not None:
-            compute.wait_event(self.readout_done)  # staging buffers are free again (GPU-side)
+        snaps, ranges, ready = self._snapshot(self.device_slots[0], arrays, self.readout_done)
         bufs = self.slots[slot]
-        for name, a in arrays.items():
-            st = self.staging.get(name)
-            if st is None or st.shape != a.shape or st.dtype != a.dtype:
-                st = self.staging[name] = cp.empty(a.shape, a.dtype)
-            cp.copyto(st, a)  # device snapshot on the compute stream
+        for name, a in snaps.items():
             b = bufs.get(name)
-            if b is None or b.shape != a.shape or b.dtype != a.dtype:
-                bufs[name] = self.cupyx.empty_pinned(a.shape, a.dtype)
-        ready = compute.record()
+            if b is None or b.shape != a.shape:
+                bufs[name] = self.cupyx.empty_pinned(a.shape, np.float32)
+        rb = self.range_slots[slot]
+        if rb is None or rb.shape != ranges.shape:
+            rb = self.range_slots[slot] = self.cupyx.empty_pinned(ranges.shape, np.float32)
         self.side.wait_event(ready)
         start, end = cp.cuda.Event(), cp.cuda.Event()
         start.record(self.side)
-        for name in arrays:
-            st, b = self.staging[name], bufs[name]
-            cp.cuda.runtime.memcpyAsync(b.ctypes.data, st.data.ptr, st.nbytes, self.D2H,
+        for name, st in snaps.items():
+            cp.cuda.runtime.memcpyAsync(bufs[name].ctypes.data, st.data.ptr, st.nbytes, self.D2H,
+                                        self.side.ptr)
+        if ranges.size:
+            cp.cuda.runtime.memcpyAsync(rb.ctypes.data, ranges.data.ptr, ranges.nbytes, self.D2H,
                                         self.side.ptr)
         end.record(self.side)
-        self.readout_done = end
+        self.readout_done = end  # the staging snapshot is free again once read out
         self.pending = (slot, list(arrays), start, end, t, steps, generation)
         return True
 
@@ -111,11 +199,68 @@ class PinnedCopier:
             return None
         end.synchronize()
         self.pending = None
+        COUNTS.add("device_to_host", len(names))
         seconds = self.cp.cuda.get_elapsed_time(start, end) / 1e3
         bufs = self.slots[slot]
         return Frame({n: bufs[n] for n in names}, t, steps, gen, transfer_s=seconds,
+                     ranges=_ranges_dict(names, self.range_slots[slot]),
                      release=lambda: self._release(slot))
 
 
-def make_copier(backend: str):
-    return PinnedCopier() if backend == "cupy" else HostCopier()
+class DeviceCopier(_DeviceSnapshots):
+    """The interop path: frames of device snapshots; only the ranges go to the host."""
+
+    path = "interop"
+
+    def __init__(self):
+        super().__init__()
+        self.range_slots = [None] * self.SLOTS
+
+    def submit(self, arrays: dict, t: float, steps: int, generation: int) -> bool:
+        if self.pending is not None:
+            return False
+        slot = self._free_slot()
+        if slot is None:
+            return False
+        cp = self.cp
+        wait_for, self.consumed[slot] = self.consumed[slot], None
+        snaps, ranges, ready = self._snapshot(self.device_slots[slot], arrays, wait_for)
+        rb = self.range_slots[slot]
+        if rb is None or rb.shape != ranges.shape:
+            rb = self.range_slots[slot] = self.cupyx_pinned(ranges.shape)
+        self.side.wait_event(ready)
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record(self.side)
+        if ranges.size:
+            cp.cuda.runtime.memcpyAsync(rb.ctypes.data, ranges.data.ptr, ranges.nbytes, 2,
+                                        self.side.ptr)
+        end.record(self.side)
+        self.pending = (slot, snaps, ready, start, end, t, steps, generation)
+        return True
+
+    def cupyx_pinned(self, shape):
+        import cupyx
+        return cupyx.empty_pinned(shape, np.float32)
+
+    def poll(self, wait: bool = False) -> Frame | None:
+        """The frame once its ranges reached the host (the fields stay on the device)."""
+        if self.pending is None:
+            return None
+        slot, snaps, ready, start, end, t, steps, gen = self.pending
+        if not wait and not end.done:
+            return None
+        end.synchronize()
+        self.pending = None
+        seconds = self.cp.cuda.get_elapsed_time(start, end) / 1e3
+        frame = Frame(dict(snaps), t, steps, gen, transfer_s=seconds,
+                      ranges=_ranges_dict(list(snaps), self.range_slots[slot]), ready=ready)
+        frame.release = lambda: self._release(slot, frame.consumed)
+        return frame
+
+
+def make_copier(backend: str, path: str = "pinned"):
+    """The copier for `backend`: NumPy -> host copies; CuPy -> pinned copies, or device frames
+    for CUDA–OpenGL interop when `path` is 'interop'."""
+    if backend != "cupy":
+        return HostCopier()
+    return DeviceCopier() if path == "interop" else PinnedCopier()

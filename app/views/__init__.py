@@ -3,6 +3,10 @@
     grid1d     -> LineView      line plot + growing space–time image
     grid2d     -> SurfaceView   lit height surface(s) from the `surfaces` hint, or ImageView (flat)
     triangles  -> TriMeshView   lit coloured 3D mesh (vertex or cell colours), heights if planar
+
+Every view draws from float textures holding the fields (textures.py) with its own shaders
+(visuals.py, meshvisual.py): a frame uploads only the fields' values, from host memory or, on
+the CUDA–OpenGL interop path, from device memory without a host copy (interop.py).
 """
 from __future__ import annotations
 

@@ -1,14 +1,104 @@
 """The base of every view: a grid of VisPy widgets on a SceneCanvas with a title line and a
-colour bar, one `set_frame` handler and a camera that can be reset."""
+colour bar, one `set_frame` handler, a camera that can be reset, and the upload of a frame's
+fields into the view's textures (textures.py: host arrays through gloo, device arrays through
+CUDA–OpenGL interop)."""
 from __future__ import annotations
 
 import numpy as np
 from vispy import scene
+from vispy.visuals.transforms import STTransform
 
-from .colors import ColorScale
+from .colors import ColorScale, compact, finite_range, lut, tick_labels, ticks
+from .textures import FieldTexture, Upload, is_device
+from .visuals import lut_texture
 
 BACKGROUND = (0.11, 0.12, 0.14, 1.0)
 TEXT = (0.92, 0.92, 0.92, 1.0)
+COLORBAR_WIDTH = 118
+
+
+class ColorBar(scene.Widget):
+    """A vertical colour bar: the colour map, ticks at 'nice' values with labels just long
+    enough to tell them apart (`colors.tick_labels`, compact exponents such as 5.88e27), the
+    two ends labelled where they are not next to a tick, and the field's name on top."""
+
+    TOP, BOTTOM, BAR = 30, 12, 16
+
+    def __init__(self):
+        super().__init__()
+        self.unfreeze()
+        self.width_min = self.width_max = COLORBAR_WIDTH
+        self.image = scene.visuals.Image(lut("viridis")[:, None, :], parent=self,
+                                         interpolation="nearest")
+        self.image.transform = STTransform()
+        self.lines = scene.visuals.Line(parent=self, color=TEXT, connect="segments",
+                                        antialias=False)
+        self.labels = scene.visuals.Text(parent=self, color=TEXT, font_size=7,
+                                         anchor_x="left", anchor_y="center")
+        self.heading = scene.visuals.Text("", parent=self, color=TEXT, font_size=8,
+                                          anchor_x="left", anchor_y="center")
+        self.state = ("viridis", 0.0, 1.0, "")
+        self._cmap = "viridis"
+        self.events.resize.connect(lambda e: self._layout())
+        self.freeze()
+
+    def set(self, cmap: str, lo: float, hi: float, label: str) -> None:
+        if cmap != self._cmap:
+            self.image.set_data(lut(cmap)[:, None, :])
+            self._cmap = cmap
+        self.state = (cmap, float(lo), float(hi), label)
+        self._layout()
+
+    def tick_values(self) -> list[float]:
+        _, lo, hi, _ = self.state
+        return ticks(lo, hi, most=max(2, min(7, int(self._bar_height() / 40) + 1)))
+
+    def _bar_height(self) -> float:
+        return max(self.rect.height - self.TOP - self.BOTTOM, 10.0)
+
+    def _layout(self) -> None:
+        _, lo, hi, label = self.state
+        h = self._bar_height()
+        x0, x1, y1 = 6.0, 6.0 + self.BAR, self.TOP + h
+        self.image.transform.scale = (self.BAR, -h / 256.0)
+        self.image.transform.translate = (x0, y1)
+        span = hi - lo if hi > lo else 1.0
+        values = self.tick_values()
+        texts = tick_labels(values)
+        ys = [y1 - (v - lo) / span * h for v in values]
+        for end, y in ((hi, self.TOP), (lo, y1)):  # the ends, unless a tick is close by
+            if all(abs(y - t) > 14 for t in ys):
+                values.append(end)
+                texts.append(compact(end))
+                ys.append(y)
+        seg = [[x0, self.TOP], [x1, self.TOP], [x1, self.TOP], [x1, y1], [x1, y1], [x0, y1],
+               [x0, y1], [x0, self.TOP]]
+        for y in ys:
+            seg += [[x1, y], [x1 + 4, y]]
+        self.lines.set_data(pos=np.array(seg, np.float32))
+        if texts:
+            self.labels.text = texts
+            self.labels.pos = np.array([[x1 + 7, y] for y in ys], np.float32)
+        self.heading.text = label
+        self.heading.pos = (4, self.TOP / 2)
+
+
+def add_axis(grid, orientation: str, view, row: int, col: int) -> scene.AxisWidget:
+    """An axis in `grid` linked to `view` that also follows its own moves: VisPy's AxisWidget
+    updates its labels only when the view's transform changes, but the grid lays its widgets
+    out at draw time, after the camera was set (a single picture then showed a stale range:
+    the 1D export labelled [0, 1] as about [-0.04, 0.56])."""
+    axis = scene.AxisWidget(orientation=orientation, text_color=TEXT, axis_color=TEXT,
+                            tick_color=TEXT, axis_font_size=8, tick_font_size=7)
+    if orientation in ("left", "right"):
+        axis.width_max = 60
+    else:
+        axis.height_max = 30
+    grid.add_widget(axis, row=row, col=col)
+    axis.link_view(view)
+    axis.events.resize.connect(axis._view_changed)
+    axis.transform.changed.connect(axis._view_changed)
+    return axis
 
 
 class View:
@@ -23,34 +113,53 @@ class View:
         self.grid.add_widget(self.title, row=0, col=0, col_span=3)
         self.colorbar = None
         self._colorbar_wanted = colorbar
-        self._cbar_cmap = None
+        self._luts: dict = {}
+        self.textures: dict[str, FieldTexture] = {}
+        self.upload_path = ""  # 'host' or 'interop': how the last frame reached the GPU
+        self.limits = (0.0, 1.0)
 
     # -- helpers --------------------------------------------------------------------------
     def _label(self, field: str) -> str:
         unit = self.info.fields[field].get("unit") or ""
         return f"{field} [{unit}]" if unit else field
 
-    def _set_title(self, field: str, frame) -> None:
+    def _set_title(self, field: str, frame, extra: str = "") -> None:
         i = self.info
         self.title.text = (f"{i.model} / {i.scenario}: {self._label(field)}   "
-                           f"t = {frame.t:.6g}   step {frame.steps}")
+                           f"t = {frame.t:.6g}   step {frame.steps}{extra}")
 
     def _update_colorbar(self, scale: ColorScale, limits, field: str, row=1, col=2,
                          row_span=1) -> None:
         if not self._colorbar_wanted:
             return
-        if self.colorbar is None or self._cbar_cmap != scale.cmap:
-            if self.colorbar is not None:
-                self.grid.remove_widget(self.colorbar)
-            self.colorbar = scene.ColorBarWidget(cmap=scale.cmap, orientation="right",
-                                                 label=self._label(field), label_color=TEXT,
-                                                 clim=limits, border_width=0)
-            self.colorbar.width_max = 150
-            self.colorbar.width_min = 150
+        if self.colorbar is None:
+            self.colorbar = ColorBar()
             self.grid.add_widget(self.colorbar, row=row, col=col, row_span=row_span)
-            self._cbar_cmap = scale.cmap
-        self.colorbar.clim = (f"{limits[0]:.3g}", f"{limits[1]:.3g}")
-        self.colorbar.label.text = self._label(field)
+        self.colorbar.set(scale.cmap, limits[0], limits[1], self._label(field))
+
+    def lut(self, cmap: str):
+        """The colour map's texture (made once per map)."""
+        if cmap not in self._luts:
+            self._luts[cmap] = lut_texture(cmap)
+        return self._luts[cmap]
+
+    def texture(self, name: str, shape=None) -> FieldTexture:
+        """The field's texture (made on first use, remade if the field's shape changed)."""
+        shape = tuple(shape if shape is not None else self.info.shapes[name])
+        ft = self.textures.get(name)
+        if ft is None or ft.shape != shape:
+            ft = self.textures[name] = FieldTexture(shape)
+        return ft
+
+    def upload(self, frame, names) -> dict:
+        """Every field in `names` of the frame into its texture, now; returns their finite
+        ranges (the frame's, or computed here for frames made without them)."""
+        up = Upload(self.canvas, frame)
+        for n in dict.fromkeys(names):
+            v = frame.fields[n]
+            up.field(self.texture(n, np.shape(v)), v)
+        self.upload_path = up.finish() or self.upload_path
+        return ranges_of(frame, names)
 
     # -- interface ------------------------------------------------------------------------
     def needed(self, field: str) -> list[str]:
@@ -64,9 +173,27 @@ class View:
         raise NotImplementedError
 
     def remove(self) -> None:
+        from . import interop
+        s = interop.session(self.canvas)
+        if s is not None:
+            s.forget([t.texture for t in self.textures.values()])
         self.canvas.central_widget.remove_widget(self.grid)
 
 
-def as_float32(a) -> np.ndarray:
-    """A float32 copy (views never keep a reference to a frame's buffers)."""
-    return np.array(a, dtype=np.float32, copy=True)
+def ranges_of(frame, names) -> dict:
+    """name -> finite (min, max) or None: from the frame when it carries them, else computed
+    (host arrays: two reductions; device arrays: on the device, then two numbers read)."""
+    got = dict(frame.ranges or {})
+    for n in names:
+        if n in got:
+            continue
+        v = frame.fields[n]
+        if is_device(v):
+            import cupy as cp
+            fin = cp.isfinite(v)
+            lo = float(cp.where(fin, v, cp.inf).min()) if v.size else np.inf
+            hi = float(cp.where(fin, v, -cp.inf).max()) if v.size else -np.inf
+            got[n] = (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else None
+        else:
+            got[n] = finite_range(v)
+    return got

@@ -2,8 +2,14 @@
 
 A `ColorScale` is a colormap name plus a range mode: 'auto' (the data's min..max each frame),
 'fixed' (lo..hi as given) or 'symmetric' (−m..m with m = max |data|). Colours come from a
-256-entry lookup table of VisPy's colormap, so the GPU image shader, the per-vertex colours of
-surfaces and meshes, and the software renderer all show the same colours.
+256-entry lookup table of VisPy's colormap: the views' fragment shaders look the same table up
+(as a 256×1 texture, entry floor((v − lo)·255/(hi − lo)) clipped to 0..255, NaN → entry 0), so
+the OpenGL views and the software renderer show the same colours.
+
+`finite_range` is the (min, max) of an array's finite values, computed once per frame where the
+frame is made (the solver thread; on the GPU for CuPy frames): a view then needs only these two
+numbers per field, never a pass over the data on the GUI thread. `ticks` and `compact` label
+colour bars and axes.
 """
 from __future__ import annotations
 
@@ -64,6 +70,23 @@ class ColorScale:
             lo, hi = lo - pad, hi + pad
         return lo, hi
 
+    def limits_of(self, ranges) -> tuple[float, float]:
+        """The colour range from per-array (finite min, finite max) pairs (None: no finite
+        value), under the current mode; the same answer as `limits` on the arrays."""
+        if self.mode == "fixed":
+            return self.limits()
+        got = [r for r in ranges if r is not None]
+        if not got:
+            return (0.0, 1.0)
+        lo, hi = min(r[0] for r in got), max(r[1] for r in got)
+        if self.mode == "symmetric":
+            m = max(abs(lo), abs(hi))
+            lo, hi = -m, m
+        if not hi > lo:
+            pad = max(abs(lo), 1.0) * 1e-6
+            lo, hi = lo - pad, hi + pad
+        return lo, hi
+
     def rgba(self, values: np.ndarray, limits: tuple[float, float]) -> np.ndarray:
         """RGBA float32 colours of `values` (any shape -> shape + (4,))."""
         lo, hi = limits
@@ -74,6 +97,60 @@ class ColorScale:
         return lut(self.cmap)[idx]
 
 
+def finite_range(a) -> tuple[float, float] | None:
+    """(min, max) of the finite values of a NumPy array; None when there is none. Two plain
+    reductions when the data is finite (the usual case), a masked pass only otherwise."""
+    a = np.asarray(a)
+    if a.size == 0:
+        return None
+    lo, hi = float(a.min()), float(a.max())
+    if np.isfinite(lo) and np.isfinite(hi):
+        return lo, hi
+    f = a[np.isfinite(a)]
+    return (float(f.min()), float(f.max())) if f.size else None
+
+
 def decimate(n: int, limit: int) -> int:
     """The stride that brings n samples down to at most `limit`."""
     return max(1, -(-n // limit))
+
+
+def ticks(lo: float, hi: float, most: int = 6) -> list[float]:
+    """'Nice' values (1, 2, 2.5 or 5 times a power of ten apart) inside [lo, hi], at most
+    `most` of them and at least two where the range allows."""
+    if not (np.isfinite(lo) and np.isfinite(hi)) or not hi > lo:
+        return [lo] if np.isfinite(lo) else []
+    raw = (hi - lo) / max(most - 1, 1)
+    mag = 10.0 ** np.floor(np.log10(raw))
+    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
+        step = m * mag
+        if step >= raw:
+            break
+    first = np.ceil(lo / step - 1e-9) * step
+    out = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
+    return [0.0 if abs(v) < 1e-12 * step else float(v) for v in out if lo - 1e-9 * step <= v
+            <= hi + 1e-9 * step]
+
+
+def compact(v: float, digits: int = 3) -> str:
+    """A short label: 3 significant digits, exponents without '+' or leading zeros
+    (5.88e+27 -> '5.88e27', 1.5e-05 -> '1.5e-5')."""
+    if not np.isfinite(v):
+        return str(v)
+    s = f"{v:.{digits}g}"
+    if "e" in s:
+        mant, exp = s.split("e")
+        s = f"{mant}e{int(exp)}"
+    return s
+
+
+def tick_labels(values) -> list[str]:
+    """Labels of evenly spaced tick values with just enough digits to tell them apart (at
+    least three significant), each as short as `compact` makes it."""
+    values = [float(v) for v in values]
+    digits = 3
+    if len(values) > 1:
+        step = min(abs(b - a) for a, b in zip(values, values[1:])) or 1.0
+        big = max(abs(v) for v in values) or step
+        digits = min(12, max(3, int(np.floor(np.log10(big))) - int(np.floor(np.log10(step))) + 1))
+    return [compact(v, digits) for v in values]

@@ -1,17 +1,27 @@
-"""1D fields (mesh kind 'grid1d'): a line plot coloured by value, and below it a growing
-space–time image (one row per frame, time upwards; it scrolls once full)."""
+"""1D fields (mesh kind 'grid1d'): a line plot coloured by value, and below it a space–time
+image (one row per frame, time upwards, the oldest at the bottom; it scrolls once full). The x
+axis is labelled in the mesh's coordinates; the space–time panel shows what history exists (a
+single frame fills it).
+
+Both draw from float textures: the line's x positions are uploaded once and its y values are
+the field's texture (every point; beyond 8192 points the line is the min/max envelope of runs of
+points, several a pixel, so no peak is lost: visuals.ScalarLine); the space–time image
+is a ring of ROWS rows, one row written per frame (every point up to 16384 a row; beyond, every
+s-th: level of detail by sampling, the panel is a few hundred pixels wide).
+"""
 from __future__ import annotations
+
+from collections import deque
 
 import numpy as np
 from vispy import scene
-from vispy.visuals.transforms import STTransform
 
-from .base import TEXT, View, as_float32
+from .base import TEXT, View, add_axis, ranges_of
 from .colors import ColorScale, decimate
+from .textures import MAX_TEXTURE, Upload
+from .visuals import ImageNode, LineNode
 
-LINE_POINTS = 4096     # at most this many points in the line
-IMAGE_COLUMNS = 1024   # and this many columns in the space–time image
-ROWS = 160             # frames kept in the space–time image
+ROWS = 160           # frames kept in the space–time image
 
 
 class LineView(View):
@@ -19,73 +29,71 @@ class LineView(View):
         super().__init__(canvas, info)
         x = np.asarray(info.mesh.x, dtype=np.float64)
         self.n = len(x)
-        self.s_line = decimate(self.n, LINE_POINTS)
-        self.s_img = decimate(self.n, IMAGE_COLUMNS)
-        self.x = x[::self.s_line]
-        self.x0, self.x1 = float(x[0]), float(x[-1]) if len(x) > 1 else float(x[0]) + 1.0
+        self.x0 = float(x[0])
+        self.x1 = float(x[-1]) if len(x) > 1 and x[-1] > x[0] else self.x0 + 1.0
+        self.s_st = decimate(self.n, MAX_TEXTURE)
+        self.x = x
         g = self.grid
         self.plot = g.add_view(row=1, col=1, camera="panzoom", border_color=(0.4, 0.4, 0.4, 1))
-        self.yaxis = scene.AxisWidget(orientation="left", text_color=TEXT, axis_color=TEXT,
-                                      tick_color=TEXT, axis_font_size=8, tick_font_size=7)
-        self.yaxis.width_max = 60
-        g.add_widget(self.yaxis, row=1, col=0)
-        self.yaxis.link_view(self.plot)
-        self.xaxis = scene.AxisWidget(orientation="bottom", text_color=TEXT, axis_color=TEXT,
-                                      tick_color=TEXT, axis_font_size=8, tick_font_size=7)
-        self.xaxis.height_max = 30
-        g.add_widget(self.xaxis, row=2, col=1)
-        self.xaxis.link_view(self.plot)
-        pos = np.column_stack([self.x, np.zeros_like(self.x)]).astype(np.float32)
-        self.line = scene.visuals.Line(pos=pos, color=(0.95, 0.8, 0.3, 1), width=2,
-                                       parent=self.plot.scene, antialias=False)
-        st_label = scene.Label("space–time: one row per frame, time upwards", color=TEXT,
-                               font_size=8)
-        st_label.height_max = 20
-        g.add_widget(st_label, row=3, col=1)
+        self.yaxis = add_axis(g, "left", self.plot, row=1, col=0)
+        self.xaxis = add_axis(g, "bottom", self.plot, row=2, col=1)
+        self.st_label = scene.Label("space–time: one row per frame, time upwards", color=TEXT,
+                                    font_size=8)
+        self.st_label.height_max = 20
+        g.add_widget(self.st_label, row=3, col=1)
         self.st = g.add_view(row=4, col=1, camera="panzoom", border_color=(0.4, 0.4, 0.4, 1))
         self.st.height_min = max(120, int(0.36 * canvas.size[1]))
         self.plot.height_min = 160
-        self.width = len(range(0, self.n, self.s_img))
-        self.rows = np.zeros((ROWS, self.width), dtype=np.float32)
-        self.count = 0
-        self.st_field = None
-        self.image = scene.visuals.Image(self.rows[:1], cmap="viridis", clim=(0, 1),
-                                         parent=self.st.scene, interpolation="nearest")
-        span = (self.x1 - self.x0) or 1.0
-        self.image.transform = STTransform(scale=(span / self.width, 1.0),
-                                           translate=(self.x0, 0.0))
-        self.limits = (0.0, 1.0)
         g.add_widget(scene.Widget(), row=4, col=0)  # keep the image aligned with the plot
+        width = -(-self.n // self.s_st)
+        self.ring = self.texture("__space_time__", (ROWS, width))
+        span = self.x1 - self.x0
+        pad = 0.5 * span / max(width - 1, 1)
+        self.st_node = ImageNode(self.ring, (self.x0 - pad, 0.0, span + 2 * pad, 1.0),
+                                 parent=self.st.scene)
+        self.line = None
+        self.head, self.count = -1, 0
+        self.st_field = None
+        self.row_ranges: deque = deque(maxlen=ROWS)
+        self.times: deque = deque(maxlen=ROWS)
         self.reset_camera()
 
     def set_frame(self, frame, field, scale: ColorScale):
-        v = np.asarray(frame.fields[field])
-        vals = as_float32(v[::self.s_line])
+        v = frame.fields[field]
         if field != self.st_field:
-            self.count, self.st_field = 0, field
-        row = as_float32(v[::self.s_img])
-        if self.count < ROWS:
-            self.rows[self.count] = row
-            self.count += 1
-        else:
-            self.rows[:-1] = self.rows[1:]
-            self.rows[-1] = row
-        lo, hi = scale.limits(vals, self.rows[:self.count]) if scale.mode != "fixed" \
-            else scale.limits()
+            self.head, self.count, self.st_field = -1, 0, field
+            self.row_ranges.clear()
+            self.times.clear()
+        ft = self.texture(field, (self.n,))
+        self.head = (self.head + 1) % ROWS
+        self.count = min(self.count + 1, ROWS)
+        up = Upload(self.canvas, frame)
+        up.field(ft, v)
+        up.row(self.ring, v, self.head, self.s_st)
+        self.upload_path = up.finish() or self.upload_path
+        if self.line is None:
+            self.line = LineNode(self.x, ft, parent=self.plot.scene)
+        self.line.set_field(ft)
+        self.row_ranges.append(ranges_of(frame, [field])[field])
+        self.times.append(frame.t)
+        lo, hi = scale.limits_of(self.row_ranges)
         self.limits = (lo, hi)
-        self.line.set_data(pos=np.column_stack([self.x, vals]).astype(np.float32),
-                           color=scale.rgba(vals, (lo, hi)))
-        self.image.set_data(self.rows[:self.count].copy())
-        self.image.cmap = scale.cmap
-        self.image.clim = (lo, hi)
-        pad = 0.05 * (hi - lo)
-        self.plot.camera.set_range(x=(self.x0, self.x1), y=(lo - pad, hi + pad), margin=0)
+        lut = self.lut(scale.cmap)
+        self.line.set_colormap(lut, (lo, hi))
+        self.st_node.set_colormap(lut, (lo, hi))
+        self.st_node.set_ring(ROWS, self.count, self.head)
+        self.st_label.text = (f"space–time: {self.count} frame{'s' if self.count > 1 else ''}, "
+                              f"t = {self.times[0]:.4g} … {self.times[-1]:.4g}, time upwards")
+        self._set_plot_range()
         self._set_title(field, frame)
         self._update_colorbar(scale, (lo, hi), field, row=1, col=2, row_span=4)
         return lo, hi
 
-    def reset_camera(self):
+    def _set_plot_range(self) -> None:
         lo, hi = self.limits
         pad = 0.05 * (hi - lo)
-        self.plot.camera.set_range(x=(self.x0, self.x1), y=(lo - pad, hi + pad), margin=0)
-        self.st.camera.set_range(x=(self.x0, self.x1), y=(0, ROWS), margin=0)
+        self.plot.camera.rect = (self.x0, lo - pad, self.x1 - self.x0, hi - lo + 2 * pad)
+
+    def reset_camera(self):
+        self._set_plot_range()
+        self.st.camera.rect = (self.x0, 0.0, self.x1 - self.x0, 1.0)

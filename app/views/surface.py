@@ -1,24 +1,33 @@
 """2D structured fields (mesh kind 'grid2d', node or cell values): lit height surfaces, or a
-flat image seen from above.
+flat image seen from above, both drawn from float textures holding every value of the fields.
 
 The surface view draws every field named in the model's `surfaces` hint as a height surface
 (water over bathymetry, free surface over an interface, or the graph φ of a curvature flow);
 the surface named like the shown field, else the first one, is coloured by the shown field, the
-others get fixed colours. Without a hint the shown field is its own height. Large grids are
-decimated for display (at most MAX_SIDE points a side); the image view shows every value.
+others get fixed colours (see-through when they lie above the coloured one). Without a hint the
+shown field is its own height.
+
+Resolution: colour and lighting are computed per pixel from every value of the field (where a
+pixel covers several cells it shows the one that stands out most, glsl.PICK), up to 16384 values
+a side (beyond, every s-th value: level of detail by texture sampling). The surface's geometry
+has a vertex at every value up to 4096 a side on a GPU (beyond, every s-th); on a software
+renderer (Mesa llvmpipe), whose cost is per triangle, at most SOFT_SIDE vertices a side: the
+silhouette is coarser there, the colours and shading are not. `geometry` says which.
 """
 from __future__ import annotations
 
 import numpy as np
 from vispy import scene
-from vispy.visuals.transforms import STTransform
 
-from .base import View, as_float32
-from .colors import ColorScale, decimate
+from .axes import Axes3D
+from .base import View, add_axis
+from .colors import ColorScale
+from .textures import software_renderer
+from .visuals import HeightFieldNode, ImageNode, Tiles
 
-MAX_SIDE = 256
+MAX_SIDE = 4096   # vertices a side on a GPU
+SOFT_SIDE = 128   # vertices a side on a software renderer
 OTHER_COLORS = ((0.62, 0.50, 0.36, 1.0), (0.85, 0.55, 0.25, 1.0), (0.55, 0.60, 0.65, 1.0))
-LIGHT_DIR = (-0.6, -0.4, -1.0)
 SEE_THROUGH = 0.45  # opacity of a surface lying above the coloured one (e.g. a free surface)
 
 
@@ -29,130 +38,156 @@ def other_color(i: int, above: bool) -> tuple:
     return c[:3] + (SEE_THROUGH,) if above else c
 
 
-_SEE: dict = {}  # id(visual) -> see-through (VisPy visuals take no new attributes)
-
-
-def set_see_through(visual, on: bool) -> None:
-    if _SEE.get(id(visual)) == on:
-        return
-    _SEE[id(visual)] = on
+def set_see_through(node, on: bool) -> None:
     if on:
-        visual.set_gl_state("translucent", depth_test=True, cull_face=False)
-        visual.order = 1  # drawn after the opaque surfaces
+        node.set_gl_state("translucent", depth_test=True, cull_face=False)
+        node.order = 1  # drawn after the opaque surfaces
     else:
-        visual.set_gl_state("opaque", depth_test=True, cull_face=False)
-        visual.order = 0
+        node.set_gl_state("opaque", depth_test=True, cull_face=False)
+        node.order = 0
 
 
-def above(heights: list, i: int, coloured: int) -> bool:
-    with np.errstate(all="ignore"):
-        return bool(np.nanmean(heights[i]) > np.nanmean(heights[coloured]))
-
-
-def _grid_axes(info):
-    x = np.asarray(info.mesh.x, dtype=np.float64)
-    y = np.asarray(info.mesh.y, dtype=np.float64)
-    return x, y
+def grid_axes(info):
+    """(x0, dx, nx), (y0, dy, ny) of a uniform grid."""
+    out = []
+    for a in (np.asarray(info.mesh.x, np.float64), np.asarray(info.mesh.y, np.float64)):
+        d = (a[-1] - a[0]) / (len(a) - 1) if len(a) > 1 else 1.0
+        out.append((float(a[0]), float(d), len(a)))
+    return out
 
 
 class SurfaceView(View):
     def __init__(self, canvas, info):
         super().__init__(canvas, info)
         self.vb = self.grid.add_view(row=1, col=0, col_span=2)
-        x, y = _grid_axes(info)
-        self.stride = max(decimate(len(x), MAX_SIDE), decimate(len(y), MAX_SIDE))
-        self.x, self.y = x[::self.stride], y[::self.stride]
-        self.extent = max(float(np.ptp(x)), float(np.ptp(y)), 1e-12)
+        (self.x0, self.dx, nx), (self.y0, self.dy, ny) = grid_axes(info)
+        self.xr = (self.x0, self.x0 + self.dx * (nx - 1))
+        self.yr = (self.y0, self.y0 + self.dy * (ny - 1))
+        self.extent = max(abs(self.xr[1] - self.xr[0]), abs(self.yr[1] - self.yr[0]), 1e-12)
         self.names = list(info.surfaces) or [None]
-        self.surfaces = []
-        for i, _ in enumerate(self.names):
-            s = scene.visuals.SurfacePlot(x=self.x, y=self.y,
-                                          z=np.zeros((len(self.x), len(self.y)), np.float32),
-                                          shading="smooth", parent=self.vb.scene,
-                                          color=OTHER_COLORS[(i - 1) % len(OTHER_COLORS)])
-            s.shading_filter.light_dir = LIGHT_DIR
-            s.shading_filter.ambient_light = (1, 1, 1, 0.35)
-            s.shading_filter.specular_light = (1, 1, 1, 0.25)
-            s.transform = STTransform()
-            self.surfaces.append(s)
-        self.zscale = None
+        self.nodes: list = []
+        self.built = None     # (height field names, step, provisional) of the nodes
+        self.fit = None       # (height names, zmid, zscale, zlo, zhi)
+        self.mids: list = []  # mid-height of each surface at the fit (which lies above)
+        self.geometry = ""
         self.vb.camera = scene.TurntableCamera(fov=40, elevation=32, azimuth=-50)
+        self.axes = Axes3D(self.vb.scene)
+        self.reset_camera()
 
     def needed(self, field):
         names = [n for n in self.names if n is not None]
         return list(dict.fromkeys(names + [field]))
 
-    def _sub(self, a):
-        return as_float32(np.asarray(a)[::self.stride, ::self.stride].T)
+    def _heights(self, field) -> list[str]:
+        return [n if n is not None else field for n in self.names]
+
+    def _build(self, heights) -> None:
+        for node in self.nodes:
+            node.parent = None
+        soft = software_renderer(self.canvas)
+        self.nodes, tiles = [], {}
+        for name in heights:
+            ft = self.textures[name]
+            side = SOFT_SIDE if soft is not False else MAX_SIDE
+            step = max(1, -(-max(ft.tex_shape) // side))
+            key = (ft.tex_shape, step)
+            if key not in tiles:
+                tiles[key] = Tiles(ft.tex_shape, step)
+            s = ft.stride
+            node = HeightFieldNode(tiles[key], ft, ft, (self.x0, self.dx * s, self.y0,
+                                                        self.dy * s), parent=self.vb.scene)
+            node.bounds_xyz = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent))
+            self.nodes.append(node)
+        t = next(iter(tiles.values()))
+        nv = -(-(max(self.textures[heights[0]].shape) - 1) // t.step) + 1
+        self.geometry = (f"geometry {nv}² vertices"
+                         + (" (software renderer)" if soft is not False and t.step > 1 else ""))
+        self.built = (tuple(heights), soft is None)
+        self.fit = None
 
     def set_frame(self, frame, field, scale: ColorScale):
-        heights = [self._sub(frame.fields[n if n is not None else field]) for n in self.names]
-        shown = self._sub(frame.fields[field])
-        lo, hi = scale.limits(shown)
-        if self.zscale is None:
-            self._fit(heights)
-        coloured = self.names.index(field) if field in self.names else 0
-        for i, (s, z) in enumerate(zip(self.surfaces, heights)):
+        heights = self._heights(field)
+        ranges = self.upload(frame, heights + [field])
+        if self.built is None or self.built[0] != tuple(heights) or self.built[1]:
+            self._build(heights)
+        lo, hi = scale.limits_of([ranges[field]])
+        if self.fit is None or self.fit[0] != tuple(heights):
+            self._fit(heights, ranges)
+        coloured = heights.index(field) if field in heights else 0
+        lut = self.lut(scale.cmap)
+        for i, node in enumerate(self.nodes):
+            node.set_fields(self.textures[heights[i]],
+                            self.textures[field] if i == coloured else self.textures[heights[i]])
             if i == coloured:
-                set_see_through(s, False)
-                s.set_data(z=z, colors=scale.rgba(shown, (lo, hi)))
+                set_see_through(node, False)
+                node.set_color(None)
+                node.set_colormap(lut, (lo, hi))
             else:
-                up = above(heights, i, coloured)
-                set_see_through(s, up)
-                s.set_data(z=z, colors=np.broadcast_to(np.asarray(other_color(i, up), np.float32),
-                                                       z.shape + (4,)).copy())
+                up = self.mids[i] > self.mids[coloured]
+                set_see_through(node, up)
+                node.set_color(other_color(i, up))
+                node.set_colormap(lut, (lo, hi))  # unused by a fixed colour, but set
+        self.limits = (lo, hi)
         self._set_title(field, frame)
         self._update_colorbar(scale, (lo, hi), field)
         return lo, hi
 
-    def _fit(self, heights) -> None:
-        finite = [h[np.isfinite(h)] for h in heights]
-        zlo = min((float(h.min()) for h in finite if h.size), default=0.0)
-        zhi = max((float(h.max()) for h in finite if h.size), default=1.0)
+    def _fit(self, heights, ranges) -> None:
+        got = [ranges.get(n) for n in heights]
+        finite = [r for r in got if r is not None]
+        zlo = min((r[0] for r in finite), default=0.0)
+        zhi = max((r[1] for r in finite), default=1.0)
         span = zhi - zlo
-        self.zscale = 0.35 * self.extent / span if span > 0 else 1.0
-        self.zmid = 0.5 * (zlo + zhi)
-        for s in self.surfaces:
-            s.transform.scale = (1.0, 1.0, self.zscale)
-            s.transform.translate = (0.0, 0.0, -self.zmid * self.zscale)
-        self.reset_camera()
+        zscale = 0.35 * self.extent / span if span > 0 else 1.0
+        zmid = 0.5 * (zlo + zhi)
+        self.mids = [0.5 * (r[0] + r[1]) if r is not None else zmid for r in got]
+        for node in self.nodes:
+            node.set_z(zmid, zscale)
+        name = self.names[0] or heights[0]
+        unit = self.info.fields[name].get("unit") or ""
+        self.axes.set(self.xr, self.yr, (zlo, zhi), lambda z: (z - zmid) * zscale,
+                      f"{name} [{unit}]" if unit else name)
+        self.fit = (tuple(heights), zmid, zscale, zlo, zhi)
 
     def reset_camera(self):
         cam = self.vb.camera
         cam.elevation, cam.azimuth = 32, -50
-        cam.center = (0.5 * (self.x[0] + self.x[-1]), 0.5 * (self.y[0] + self.y[-1]), 0.0)
+        cam.center = (0.5 * sum(self.xr), 0.5 * sum(self.yr), 0.0)
         cam.distance = 2.6 * self.extent
         cam.scale_factor = self.extent
 
 
 class ImageView(View):
-    """A 2D grid field as an image seen from above (every value, no decimation)."""
+    """A 2D grid field as an image seen from above (every value, in its own colour), with x
+    and y axes in the mesh's coordinates."""
 
     def __init__(self, canvas, info):
         super().__init__(canvas, info)
-        self.vb = self.grid.add_view(row=1, col=0, col_span=2, camera="panzoom")
+        g = self.grid
+        self.vb = g.add_view(row=1, col=1, camera="panzoom")
         self.vb.camera.aspect = 1.0
-        x, y = _grid_axes(info)
-        ny, nx = len(y), len(x)
-        self.image = scene.visuals.Image(np.zeros((ny, nx), np.float32), cmap="viridis",
-                                         clim=(0, 1), parent=self.vb.scene,
-                                         interpolation="nearest")
-        dx = (x[-1] - x[0]) / max(nx - 1, 1) if nx > 1 else 1.0
-        dy = (y[-1] - y[0]) / max(ny - 1, 1) if ny > 1 else 1.0
-        self.image.transform = STTransform(scale=(dx, dy), translate=(x[0] - dx / 2, y[0] - dy / 2))
-        self.bounds = (x[0] - dx / 2, x[-1] + dx / 2, y[0] - dy / 2, y[-1] + dy / 2)
+        self.yaxis = add_axis(g, "left", self.vb, row=1, col=0)
+        self.xaxis = add_axis(g, "bottom", self.vb, row=2, col=1)
+        (x0, dx, nx), (y0, dy, ny) = grid_axes(info)
+        self.bounds = (x0 - dx / 2, x0 + dx * (nx - 0.5), y0 - dy / 2, y0 + dy * (ny - 0.5))
+        self.node = None
         self.reset_camera()
 
     def set_frame(self, frame, field, scale: ColorScale):
-        v = as_float32(frame.fields[field])
-        lo, hi = scale.limits(v)
-        self.image.set_data(v)
-        self.image.cmap = scale.cmap
-        self.image.clim = (lo, hi)
+        ranges = self.upload(frame, [field])
+        lo, hi = scale.limits_of([ranges[field]])
+        ft = self.textures[field]
+        if self.node is None:
+            x0, x1, y0, y1 = self.bounds
+            self.node = ImageNode(ft, (x0, y0, x1 - x0, y1 - y0), parent=self.vb.scene)
+        self.node.set_field(ft)
+        self.node.set_colormap(self.lut(scale.cmap), (lo, hi))
+        self.limits = (lo, hi)
         self._set_title(field, frame)
-        self._update_colorbar(scale, (lo, hi), field)
+        self._update_colorbar(scale, (lo, hi), field, row=1, col=2)
         return lo, hi
 
     def reset_camera(self):
         x0, x1, y0, y1 = self.bounds
-        self.vb.camera.set_range(x=(x0, x1), y=(y0, y1), margin=0.02)
+        pad = 0.02 * max(x1 - x0, y1 - y0)
+        self.vb.camera.rect = (x0 - pad, y0 - pad, x1 - x0 + 2 * pad, y1 - y0 + 2 * pad)

@@ -1,31 +1,23 @@
 """Triangle meshes (mesh kind 'triangles': points (N, 3), cells (M, 3)): a lit, coloured 3D mesh.
 
-Vertex/node fields colour the vertices (smoothly interpolated), cell fields colour the faces.
-A planar mesh (all z equal) with a `surfaces` hint is drawn as height surfaces over the plane,
-like the grid surface view: cell values are averaged onto the vertices for the heights, and the
-shown field colours the surface named like it (else the first).
+Vertex/node fields colour the vertices (interpolated), cell fields colour each cell flat in its
+own colour. A planar mesh (all z equal) with a `surfaces` hint is drawn as height surfaces over
+the plane, like the grid surface view: a cell field's height at a vertex is the mean of the
+cells around it; the shown field colours the surface named like it (else the first).
+
+Positions and topology are uploaded once (meshvisual.py); each frame uploads only the fields'
+values into their textures.
 """
 from __future__ import annotations
 
 import numpy as np
 from vispy import scene
-from vispy.visuals.transforms import STTransform
 
-from .base import View, as_float32
+from .axes import Axes3D
+from .base import View
 from .colors import ColorScale
-from .surface import LIGHT_DIR, OTHER_COLORS, above, other_color, set_see_through
-
-
-def cell_to_vertex(cells: np.ndarray, n_points: int):
-    """A function mapping cell values to vertex values (mean over the incident cells)."""
-    from scipy.sparse import csr_matrix
-    m = len(cells)
-    rows = cells.ravel()
-    cols = np.repeat(np.arange(m), 3)
-    a = csr_matrix((np.ones(3 * m), (rows, cols)), shape=(n_points, m))
-    deg = np.asarray(a.sum(axis=1)).ravel()
-    deg[deg == 0] = 1.0
-    return lambda v: (a @ np.asarray(v, dtype=np.float64)) / deg
+from .meshvisual import MeshGeometry, MeshNode
+from .surface import other_color, set_see_through
 
 
 class TriMeshView(View):
@@ -36,75 +28,103 @@ class TriMeshView(View):
         if pts.shape[1] == 2:
             pts = np.column_stack([pts, np.zeros(len(pts))])
         self.points = pts
-        self.cells = np.asarray(info.mesh.cells, dtype=np.uint32)
+        self.cells = np.asarray(info.mesh.cells, dtype=np.int64)
         self.extent = max(float(np.ptp(pts[:, :2], axis=0).max()), float(np.ptp(pts[:, 2])),
                           1e-12)
         self.planar = float(np.ptp(pts[:, 2])) <= 1e-9 * self.extent
         self.names = list(info.surfaces) if self.planar and info.surfaces else [None]
         self.heights = self.planar and bool(info.surfaces)
-        self._c2v = None
-        self.meshes = []
-        for i, _ in enumerate(self.names):
-            m = scene.visuals.Mesh(vertices=pts.astype(np.float32), faces=self.cells,
-                                   color=OTHER_COLORS[(i - 1) % len(OTHER_COLORS)],
-                                   shading="smooth", parent=self.vb.scene)
-            m.shading_filter.light_dir = LIGHT_DIR
-            m.shading_filter.ambient_light = (1, 1, 1, 0.4)
-            m.shading_filter.specular_light = (1, 1, 1, 0.2)
-            m.transform = STTransform()
-            self.meshes.append(m)
-        self.zscale = None
+        self.geoms: dict = {}
+        self.nodes: list = []
+        self.layout = None
+        self.fit = None
         self.vb.camera = scene.TurntableCamera(fov=40)
+        self.axes = Axes3D(self.vb.scene)
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        self.xr, self.yr = (lo[0], hi[0]), (lo[1], hi[1])
+        if not self.heights:
+            self.axes.set(self.xr, self.yr, (lo[2], hi[2]))
         self.reset_camera()
 
     def needed(self, field):
         names = [n for n in self.names if n is not None]
         return list(dict.fromkeys(names + [field]))
 
-    def _on_vertices(self, name, values) -> np.ndarray:
-        v = np.asarray(values, dtype=np.float64)
-        if self.info.fields[name]["location"] == "cell" or len(v) != len(self.points):
-            if self._c2v is None:
-                self._c2v = cell_to_vertex(self.cells.astype(np.int64), len(self.points))
-            v = self._c2v(v)
-        return v
+    def _loc(self, name: str) -> str:
+        n = int(np.prod(self.info.shapes.get(name, (0,))))
+        if self.info.fields[name]["location"] == "cell" or (n == len(self.cells)
+                                                            and n != len(self.points)):
+            return "cell"
+        return "vertex"
+
+    def _geometry(self, flat, vertex_tc, ring) -> MeshGeometry:
+        key = (flat, vertex_tc, ring)
+        if key not in self.geoms:
+            g = MeshGeometry(self.points, self.cells, flat=flat, heights=self.heights,
+                             vertex_tc=vertex_tc, ring=ring)
+            if g.ring is not None:
+                g.ring.set_static(g.ring_values)
+            self.geoms = {key: g}  # one layout at a time
+        return self.geoms[key]
+
+    def _build(self, field, hnames) -> None:
+        color_loc = self._loc(field)
+        hlocs = [self._loc(n) for n in hnames] if self.heights else [None] * len(self.names)
+        coloured = hnames.index(field) if field in hnames else 0
+        key = (color_loc, tuple(hlocs), coloured)
+        if key == self.layout:
+            return
+        geom = self._geometry(color_loc == "cell", "vertex" in (hlocs + [color_loc]),
+                              "cell" in hlocs)
+        for node in self.nodes:
+            node.parent = None
+        bounds = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent) if self.heights
+                  else (float(self.points[:, 2].min()), float(self.points[:, 2].max())))
+        self.nodes = [MeshNode(geom, hlocs[i], color_loc if i == coloured else None, bounds,
+                               parent=self.vb.scene) for i in range(len(self.names))]
+        self.layout = key
+        self.fit = None
 
     def set_frame(self, frame, field, scale: ColorScale):
-        shown = as_float32(frame.fields[field])
-        lo, hi = scale.limits(shown)
-        colours = scale.rgba(shown, (lo, hi))
-        per_cell = len(shown) == len(self.cells) and len(shown) != len(self.points)
-        coloured = self.names.index(field) if field in self.names else 0
-        if self.heights:
-            hs = [self._on_vertices(n, frame.fields[n]) for n in self.names]
-            if self.zscale is None:
-                self._fit(hs)
-        for i, m in enumerate(self.meshes):
-            verts = self.points
+        hnames = [n if n is not None else field for n in self.names] if self.heights else []
+        ranges = self.upload(frame, hnames + [field])
+        self._build(field, hnames)
+        lo, hi = scale.limits_of([ranges[field]])
+        if self.heights and (self.fit is None or self.fit[0] != tuple(hnames)):
+            self._fit(hnames, ranges)
+        coloured = self.layout[2]
+        lut = self.lut(scale.cmap)
+        for i, node in enumerate(self.nodes):
             if self.heights:
-                verts = self.points.copy()
-                verts[:, 2] = hs[i]
+                node.set_height(self.textures[hnames[i]], self.fit[1], self.fit[2])
             if i == coloured:
-                set_see_through(m, False)
-                kw = {"face_colors": colours} if per_cell else {"vertex_colors": colours}
+                set_see_through(node, False)
+                node.set_value(self.textures[field])
+                node.set_colormap(lut, (lo, hi))
             else:
-                up = self.heights and above(hs, i, coloured)
-                set_see_through(m, up)
-                kw = {"color": other_color(i, up)}
-            m.set_data(vertices=verts.astype(np.float32), faces=self.cells, **kw)
+                up = self.heights and self.fit[3][i] > self.fit[3][coloured]
+                set_see_through(node, up)
+                node.set_color(other_color(i, up))
+                node.set_colormap(lut, (lo, hi))  # unused by a fixed colour, but set
+        self.limits = (lo, hi)
         self._set_title(field, frame)
         self._update_colorbar(scale, (lo, hi), field)
         return lo, hi
 
-    def _fit(self, hs) -> None:
-        zlo = min(float(np.nanmin(h)) for h in hs)
-        zhi = max(float(np.nanmax(h)) for h in hs)
+    def _fit(self, hnames, ranges) -> None:
+        got = [ranges.get(n) for n in hnames]
+        finite = [r for r in got if r is not None]
+        zlo = min((r[0] for r in finite), default=0.0)
+        zhi = max((r[1] for r in finite), default=1.0)
         span = zhi - zlo
-        self.zscale = 0.35 * self.extent / span if span > 0 else 1.0
-        mid = 0.5 * (zlo + zhi)
-        for m in self.meshes:
-            m.transform.scale = (1.0, 1.0, self.zscale)
-            m.transform.translate = (0.0, 0.0, -mid * self.zscale)
+        zscale = 0.35 * self.extent / span if span > 0 else 1.0
+        zmid = 0.5 * (zlo + zhi)
+        mids = [0.5 * (r[0] + r[1]) if r is not None else zmid for r in got]
+        self.fit = (tuple(hnames), zmid, zscale, mids)
+        name = self.names[0] or hnames[0]
+        unit = self.info.fields[name].get("unit") or ""
+        self.axes.set(self.xr, self.yr, (zlo, zhi), lambda z: (z - zmid) * zscale,
+                      f"{name} [{unit}]" if unit else name)
 
     def reset_camera(self):
         cam = self.vb.camera
@@ -115,5 +135,5 @@ class TriMeshView(View):
             cam.elevation, cam.azimuth = 90, 0
         else:
             cam.elevation, cam.azimuth = 30, -50
-        cam.distance = (2.6 if self.planar else 1.5) * self.extent
+        cam.distance = (2.6 if self.planar else 2.2) * self.extent
         cam.scale_factor = self.extent

@@ -1,0 +1,56 @@
+"""Axes of the 3D views: the x and y edges of the domain at the foot of the picture with ticks
+labelled in the mesh's coordinates, and a vertical scale bar at one corner labelled in the units
+of what the height shows (a field's values for height surfaces, z for a curved mesh)."""
+from __future__ import annotations
+
+import numpy as np
+from vispy import scene
+
+from .colors import tick_labels, ticks
+
+AXIS = (0.72, 0.74, 0.78, 1.0)
+TEXT = (0.92, 0.92, 0.92, 1.0)
+
+
+class Axes3D:
+    def __init__(self, parent):
+        self.lines = scene.visuals.Line(parent=parent, color=AXIS, connect="segments",
+                                        antialias=False)
+        self.text = scene.visuals.Text(parent=parent, color=TEXT, font_size=7)
+        self.names = scene.visuals.Text(parent=parent, color=TEXT, font_size=8, bold=True)
+        self.lines.order = self.text.order = self.names.order = 2
+
+    def set(self, xr, yr, zr, z_to_scene=lambda z: z, zname: str = "z") -> None:
+        """x range, y range, the range zr of the height quantity (data units) and the map of
+        those values to scene z (a surface's z scale and offset)."""
+        (x0, x1), (y0, y1) = xr, yr
+        zs0, zs1 = z_to_scene(zr[0]), z_to_scene(zr[1])
+        span = max(x1 - x0, y1 - y0, 1e-30)
+        tick, gap = 0.015 * span, 0.05 * span
+        segs, pos, labels = [], [], []
+        segs += [[x0, y0, zs0], [x1, y0, zs0], [x0, y0, zs0], [x0, y1, zs0]]
+        xt = ticks(x0, x1, 5)
+        for v, s in zip(xt, tick_labels(xt)):
+            segs += [[v, y0, zs0], [v, y0 - tick, zs0]]
+            pos.append([v, y0 - gap, zs0])
+            labels.append(s)
+        yt = ticks(y0, y1, 5)
+        for v, s in zip(yt, tick_labels(yt)):
+            segs += [[x0, v, zs0], [x0 - tick, v, zs0]]
+            pos.append([x0 - gap, v, zs0])
+            labels.append(s)
+        # the scale bar of the height at the corner (x0, y1)
+        segs += [[x0, y1, zs0], [x0, y1, zs1]]
+        zt = ticks(zr[0], zr[1], 5) if zr[1] > zr[0] else [zr[0]]
+        for v, s in zip(zt, tick_labels(zt)):
+            z = z_to_scene(v)
+            segs += [[x0, y1, z], [x0 - tick, y1 + tick, z]]
+            pos.append([x0 - gap, y1 + gap, z])
+            labels.append(s)
+        self.lines.set_data(pos=np.array(segs, np.float32))
+        self.text.text = labels
+        self.text.pos = np.array(pos, np.float32)
+        self.names.text = ["x", "y", zname]
+        self.names.pos = np.array([[0.5 * (x0 + x1), y0 - 2.2 * gap, zs0],
+                                   [x0 - 2.2 * gap, 0.5 * (y0 + y1), zs0],
+                                   [x0, y1, zs1 + 0.6 * gap]], np.float32)

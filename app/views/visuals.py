@@ -1,0 +1,311 @@
+"""The VisPy visuals of the views: custom shaders that draw fields held in float textures
+(textures.py), so a frame changes only the textures' contents and a few uniforms.
+
+    HeightField   a grid field as a lit surface: a grid of vertices built once (drawn in tiles
+                  of at most TILE² vertices), heights sampled from the height texture in the
+                  vertex shader; colour (a field's texture through the colour map, or one fixed
+                  colour) and normals (from neighbouring texels) per fragment
+    FieldImage    a field texture on a rectangle (the image view), or a ring of rows (the
+                  space–time image: one row written per frame, the oldest shown at the bottom)
+    ScalarLine    a 1D field as a line: x fixed, y sampled from the field's texture (the min/max
+                  envelope of runs of points beyond ENVELOPE points)
+    ScalarMesh    a triangle mesh: positions and topology uploaded once; colour from a vertex or
+                  cell field's texture; heights over a plane from a vertex field, or from a cell
+                  field averaged over the cells around each vertex (gathered in the vertex
+                  shader from a table of incident cells built once)
+"""
+from __future__ import annotations
+
+import numpy as np
+from vispy import gloo
+from vispy.scene.visuals import create_visual_node
+from vispy.visuals import Visual
+
+from . import glsl
+from .colors import lut
+
+TILE = 1025          # vertices a side of one tile of a grid surface
+LIGHT = tuple(np.array([0.35, -0.45, 1.0]) / np.linalg.norm([0.35, -0.45, 1.0]))
+
+
+def lut_texture(cmap: str) -> gloo.Texture2D:
+    """The colour map as a 256×1 RGBA float texture (nearest lookup)."""
+    return gloo.Texture2D(lut(cmap)[None, :, :].astype(np.float32), internalformat="rgba32f",
+                          interpolation="nearest", wrapping="clamp_to_edge")
+
+
+class _TextureVisual(Visual):
+    """What every field visual shares: the transform, colour map and range uniforms."""
+
+    def _prepare_transforms(self, view):
+        view.view_program.vert["transform"] = view.get_transform()
+
+    def _prepare_draw(self, view):
+        return True
+
+    def set_colormap(self, lut_tex, clim) -> None:
+        p = self.shared_program
+        p["u_cmap"] = lut_tex
+        lo, hi = float(clim[0]), float(clim[1])
+        p["u_clim"] = (lo, hi if hi > lo else lo + 1.0)
+
+
+# ---- grid surfaces --------------------------------------------------------------------------------
+class Tiles:
+    """The vertex grid of a surface: one tile of up to TILE² vertices (index attribute a_ij and
+    triangles, built once) drawn at several offsets. `step` texels between vertices: 1 (every
+    value a vertex) up to 4096² vertices, more on software renderers (see surface.py)."""
+
+    def __init__(self, tex_shape, step: int = 1):
+        ny, nx = tex_shape
+        self.step = step
+        nvx, nvy = -(-(nx - 1) // step) + 1, -(-(ny - 1) // step) + 1
+        kx, ky = -(-(nvx - 1) // (TILE - 1)) or 1, -(-(nvy - 1) // (TILE - 1)) or 1
+        tx, ty = max(2, -(-(nvx - 1) // kx) + 1), max(2, -(-(nvy - 1) // ky) + 1)
+        i, j = np.meshgrid(np.arange(tx, dtype=np.float32), np.arange(ty, dtype=np.float32))
+        self.a_ij = gloo.VertexBuffer(np.column_stack([i.ravel(), j.ravel()]))
+        a = (np.arange(ty - 1)[:, None] * tx + np.arange(tx - 1)[None, :]).ravel()
+        a = a.astype(np.uint32)
+        self.index = gloo.IndexBuffer(np.column_stack([a, a + 1, a + tx + 1,
+                                                       a, a + tx + 1, a + tx]).ravel())
+        self.offsets = [(float(bx * (tx - 1) * step), float(by * (ty - 1) * step))
+                        for by in range(ky) for bx in range(kx)]
+        self.vertices = tx * ty * len(self.offsets)
+
+
+_HF_VERT = glsl.TEXEL + """
+attribute vec2 a_ij;
+uniform vec2 u_offset;
+uniform float u_step;
+uniform sampler2D u_height;
+uniform vec2 u_hsize;
+uniform vec4 u_xy;
+uniform vec2 u_z;
+varying vec2 v_ij;
+void main() {
+    vec2 ij = min(u_offset + a_ij * u_step, u_hsize - 1.0);
+    float h = texel(u_height, u_hsize, ij);
+    v_ij = ij;
+    gl_Position = $transform(vec4(u_xy.x + ij.x * u_xy.y, u_xy.z + ij.y * u_xy.w,
+                                  (h - u_z.x) * u_z.y, 1.0));
+}
+"""
+
+_HF_FRAG = glsl.TEXEL + glsl.COLORMAP + glsl.PICK + glsl.SHADE + """
+uniform sampler2D u_height;
+uniform vec2 u_hsize;
+uniform sampler2D u_value;
+uniform vec2 u_vsize;
+uniform vec4 u_xy;
+uniform vec2 u_z;
+uniform float u_mode;
+uniform vec4 u_color;
+varying vec2 v_ij;
+void main() {
+    vec2 scale = (u_vsize - 1.0) / max(u_hsize - 1.0, vec2(1.0));
+    vec2 vij = v_ij * scale;
+    vec2 fp = max(abs(dFdx(vij)), abs(dFdy(vij)));
+    vec2 at = floor(vij + 0.5);
+    vec4 base = u_color;
+    if (u_mode < 0.5) {
+        base = colormap(pick(u_value, u_vsize, vij, fp, at));
+    }
+    vec2 h = clamp(floor(at / max(scale, vec2(1e-6)) + 0.5), vec2(0.0), u_hsize - 1.0);
+    vec2 lo = max(h - 1.0, vec2(0.0));
+    vec2 hi = min(h + 1.0, u_hsize - 1.0);
+    float gx = (texel(u_height, u_hsize, vec2(hi.x, h.y)) - texel(u_height, u_hsize, vec2(lo.x, h.y)))
+               / max((hi.x - lo.x) * abs(u_xy.y), 1e-30);
+    float gy = (texel(u_height, u_hsize, vec2(h.x, hi.y)) - texel(u_height, u_hsize, vec2(h.x, lo.y)))
+               / max((hi.y - lo.y) * abs(u_xy.w), 1e-30);
+    gl_FragColor = vec4(shade(base.rgb, vec3(-gx * u_z.y, -gy * u_z.y, 1.0)), base.a);
+}
+"""
+
+
+class HeightFieldVisual(_TextureVisual):
+    """A lit surface z = height(x, y) from a grid field's texture (see the module docstring)."""
+
+    def __init__(self, tiles: Tiles, height, value, xy, z=(0.0, 1.0)):
+        Visual.__init__(self, vcode=_HF_VERT, fcode=_HF_FRAG)
+        self.tiles = tiles
+        self.bounds_xyz = ((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
+        p = self.shared_program
+        p["a_ij"] = tiles.a_ij
+        p["u_step"] = float(tiles.step)
+        p["u_light"] = LIGHT
+        p["u_mode"] = 0.0
+        p["u_color"] = (0.6, 0.6, 0.6, 1.0)
+        p["u_offset"] = (0.0, 0.0)
+        self.set_fields(height, value)
+        self.set_xy(xy)
+        self.set_z(*z)
+        self._draw_mode = "triangles"
+        self.set_gl_state("opaque", depth_test=True, cull_face=False)
+
+    def set_fields(self, height, value) -> None:
+        p = self.shared_program
+        p["u_height"], p["u_hsize"] = height.texture, height.size
+        p["u_value"], p["u_vsize"] = value.texture, value.size
+
+    def set_xy(self, xy) -> None:
+        """(x0, dx, y0, dy): the position of height texel (i, j) is (x0 + i dx, y0 + j dy)."""
+        self.shared_program["u_xy"] = tuple(float(v) for v in xy)
+
+    def set_z(self, zmid: float, zscale: float) -> None:
+        self.shared_program["u_z"] = (float(zmid), float(zscale))
+
+    def set_color(self, color=None) -> None:
+        """None: coloured by the value field through the colour map; else one RGBA colour."""
+        p = self.shared_program
+        p["u_mode"] = 0.0 if color is None else 1.0
+        if color is not None:
+            p["u_color"] = tuple(float(c) for c in color)
+
+    def draw(self):
+        if not self.visible or self._prepare_draw(view=self) is False:
+            return
+        self._configure_gl_state()
+        for off in self.tiles.offsets:
+            self._program["u_offset"] = off
+            self._program.draw("triangles", self.tiles.index)
+
+    def _compute_bounds(self, axis, view):
+        return self.bounds_xyz[axis]
+
+
+# ---- images -------------------------------------------------------------------------------------
+_IMG_VERT = """
+attribute vec2 a_uv;
+uniform vec4 u_rect;
+varying vec2 v_uv;
+void main() {
+    v_uv = a_uv;
+    gl_Position = $transform(vec4(u_rect.xy + a_uv * u_rect.zw, 0.0, 1.0));
+}
+"""
+
+_IMG_FRAG = glsl.TEXEL + glsl.COLORMAP + glsl.PICK + """
+uniform sampler2D u_field;
+uniform vec2 u_size;
+uniform vec3 u_ring;
+varying vec2 v_uv;
+void main() {
+    vec2 ij = v_uv * u_size - 0.5;
+    vec2 fp = max(abs(dFdx(ij)), abs(dFdy(ij)));
+    if (u_ring.x > 0.0) {
+        float r = clamp(floor(v_uv.y * u_ring.y), 0.0, u_ring.y - 1.0);
+        ij.y = mod(u_ring.z - (u_ring.y - 1.0 - r) + u_ring.x, u_ring.x);
+        fp.y = 0.0;
+    }
+    vec2 at;
+    gl_FragColor = colormap(pick(u_field, u_size, ij, fp, at));
+}
+"""
+
+
+class FieldImageVisual(_TextureVisual):
+    """A field texture drawn on the rectangle `rect` = (x0, y0, width, height)."""
+
+    def __init__(self, field, rect):
+        Visual.__init__(self, vcode=_IMG_VERT, fcode=_IMG_FRAG)
+        quad = np.array([[0, 0], [1, 0], [1, 1], [0, 0], [1, 1], [0, 1]], np.float32)
+        p = self.shared_program
+        p["a_uv"] = gloo.VertexBuffer(quad)
+        p["u_ring"] = (0.0, 0.0, 0.0)
+        self.set_field(field)
+        self.set_rect(rect)
+        self._draw_mode = "triangles"
+        self.set_gl_state("opaque", depth_test=False, cull_face=False)
+
+    def set_field(self, field) -> None:
+        self.shared_program["u_field"] = field.texture
+        self.shared_program["u_size"] = field.size
+
+    def set_rect(self, rect) -> None:
+        self.rect = tuple(float(v) for v in rect)
+        self.shared_program["u_rect"] = self.rect
+
+    def set_ring(self, rows: int, shown: int, newest: int) -> None:
+        """Show the `shown` newest rows of a ring of `rows` (newest at `newest`), oldest at
+        the bottom, each 1/shown of the height."""
+        self.shared_program["u_ring"] = (float(rows), float(max(shown, 1)), float(newest))
+
+    def _compute_bounds(self, axis, view):
+        x0, y0, w, h = self.rect
+        return [(x0, x0 + w), (y0, y0 + h), (0.0, 0.0)][axis]
+
+
+# ---- lines --------------------------------------------------------------------------------------
+ENVELOPE = 8192      # points of a line above which it is drawn as its min/max envelope
+MAX_RUN = 512        # points a vertex of the envelope reads at most
+
+_LINE_VERT = glsl.TEXEL + f"""
+attribute float a_x;
+attribute vec2 a_run;
+uniform sampler2D u_field;
+uniform vec2 u_fsize;
+uniform float u_m;
+uniform float u_n;
+varying float v_value;
+void main() {{
+    float best = a_run.y > 0.5 ? -3.0e38 : 3.0e38;
+    for (int i = 0; i < {MAX_RUN}; i++) {{
+        float k = a_run.x + float(i);
+        if (float(i) >= u_m || k >= u_n) break;
+        float s = texture2D(u_field, packed_at(k, u_fsize)).r;
+        if (s == s) {{
+            best = a_run.y > 0.5 ? max(best, s) : min(best, s);
+        }}
+    }}
+    v_value = best;
+    gl_Position = $transform(vec4(a_x, best, 0.0, 1.0));
+}}
+"""
+
+_LINE_FRAG = glsl.COLORMAP + """
+varying float v_value;
+void main() {
+    gl_FragColor = colormap(v_value);
+}
+"""
+
+
+class ScalarLineVisual(_TextureVisual):
+    """y = field(x) as a line strip, coloured by value: through every point up to ENVELOPE
+    points; beyond, the min/max envelope of runs of m points (m ≤ MAX_RUN, at least 4096 runs,
+    several a pixel): every point is read each frame and no peak is lost."""
+
+    def __init__(self, x, field, width: float = 2.0):
+        x = np.asarray(x, dtype=np.float64)
+        n = len(x)
+        Visual.__init__(self, vcode=_LINE_VERT, fcode=_LINE_FRAG)
+        if n <= ENVELOPE:
+            m, first, parity, xs = 1, np.arange(n), np.zeros(n), x
+        else:
+            runs = max(4096, -(-n // MAX_RUN))
+            m = -(-n // runs)
+            starts = np.arange(0, n, m)
+            first = np.repeat(starts, 2)
+            parity = np.tile([0.0, 1.0], len(starts))
+            xs = x[np.minimum(first + m // 2, n - 1)]
+        self.run = m
+        p = self.shared_program
+        p["a_x"] = gloo.VertexBuffer(xs.astype(np.float32))
+        p["a_run"] = gloo.VertexBuffer(np.column_stack([first, parity]).astype(np.float32))
+        p["u_m"], p["u_n"] = float(m), float(n)
+        self.set_field(field)
+        self.xrange = (float(x.min()), float(x.max())) if n else (0.0, 1.0)
+        self._draw_mode = "line_strip"
+        self.set_gl_state("translucent", depth_test=False, line_width=width)
+
+    def set_field(self, field) -> None:
+        self.shared_program["u_field"] = field.texture
+        self.shared_program["u_fsize"] = field.size
+
+    def _compute_bounds(self, axis, view):
+        return [self.xrange, (0.0, 1.0), (0.0, 0.0)][axis]
+
+
+LineNode = create_visual_node(ScalarLineVisual)
+ImageNode = create_visual_node(FieldImageVisual)
+HeightFieldNode = create_visual_node(HeightFieldVisual)

@@ -1,0 +1,245 @@
+"""Draw time of the window's views, offscreen (no Qt): each view kind at the issue-15 sizes.
+
+For every case a view is built on an offscreen VisPy canvas (EGL: the GPU's driver on a GPU
+machine, Mesa llvmpipe here), then frames of synthetic fields are handed to it one after another
+as the window does (`view.set_frame`, then a draw of the whole canvas and `glFinish`, so the time
+includes the upload of the field and everything the GPU does for the picture). The fields change
+every frame (three precomputed phases, cycled), so no upload can be skipped.
+
+    python -m benchmarks.app.view_bench                      # every case, host (pinned) frames
+    python -m benchmarks.app.view_bench --cases surface-1024 image-4096 --frames 30
+    python -m benchmarks.app.view_bench --path interop       # frames of CuPy arrays (GPU only)
+    python -m benchmarks.app.view_bench --solver mean-curvature --size 1024 --backend cupy
+                                                             # steps/s alone vs drawing 60 frames/s
+
+Cases: surface-N (one height surface, N² nodes), surface2-N (two stacked surfaces, N² cells),
+image-N, line-2^20 (line + space–time), mesh-100k / mesh-1M (a closed surface of that many
+vertices coloured by a vertex field), cells-1M (a planar mesh of about 1M cells drawn as two
+height surfaces of cell fields). `--path`: host (NumPy frames: what the pinned-copy and NumPy
+paths hand over) or interop (CuPy frames drawn through CUDA–OpenGL interop).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from types import SimpleNamespace
+
+import numpy as np
+
+SIZE = (832, 640)  # the window's canvas
+DEFAULT_CASES = ("surface-512", "surface-1024", "surface-2048", "surface-4096", "surface2-1024",
+                 "image-512", "image-1024", "image-2048", "image-4096", "line-2^20",
+                 "mesh-100k", "mesh-1M", "cells-1M")
+
+
+# ---- synthetic problems ------------------------------------------------------------------------
+def _info(mesh, fields: dict, surfaces=(), default=None, location="node"):
+    from pdestudio.app.frames import SimInfo
+    shapes = {k: tuple(v) for k, v in fields.items()}
+    infos = {k: {"location": location, "unit": "m"} for k in fields}
+    return SimInfo(model="bench", title="bench", scenario="synthetic", backend="numpy",
+                   backend_reason="", dtype="float32", kernel="", params={}, mesh=mesh,
+                   fields=infos, shapes=shapes, default_field=default or next(iter(fields)),
+                   surfaces=tuple(surfaces), settable=(), cells_per_step=0)
+
+
+def _grid(n: int):
+    x = np.linspace(0.0, 1.0, n)
+    return SimpleNamespace(kind="grid2d", x=x, y=x.copy())
+
+
+def _sphere(n_vertices: int):
+    """A lat-long sphere of about n_vertices vertices (poles kept as rings, so no fan)."""
+    m = int(np.sqrt(n_vertices / 2))
+    th = np.linspace(0.05, np.pi - 0.05, m)
+    ph = np.linspace(0, 2 * np.pi, 2 * m, endpoint=False)
+    T, P = np.meshgrid(th, ph, indexing="ij")
+    pts = np.column_stack([(np.sin(T) * np.cos(P)).ravel(), (np.sin(T) * np.sin(P)).ravel(),
+                           np.cos(T).ravel()])
+    i, j = np.meshgrid(np.arange(m - 1), np.arange(2 * m), indexing="ij")
+    a = (i * 2 * m + j).ravel()
+    b = (i * 2 * m + (j + 1) % (2 * m)).ravel()
+    c, d = a + 2 * m, b + 2 * m
+    cells = np.concatenate([np.column_stack([a, b, d]), np.column_stack([a, d, c])])
+    return SimpleNamespace(kind="triangles", points=pts, cells=cells.astype(np.int64))
+
+
+def _plane(n_cells: int):
+    m = int(np.sqrt(n_cells / 2)) + 1
+    x = np.linspace(0, 1, m)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    pts = np.column_stack([X.ravel(), Y.ravel(), np.zeros(m * m)])
+    i, j = np.meshgrid(np.arange(m - 1), np.arange(m - 1), indexing="ij")
+    a = (i * m + j).ravel()
+    b, c, d = a + 1, a + m, a + m + 1
+    cells = np.concatenate([np.column_stack([a, c, d]), np.column_stack([a, d, b])])
+    return SimpleNamespace(kind="triangles", points=pts, cells=cells.astype(np.int64))
+
+
+def problem(case: str):
+    """(info, mode, field, list of field dicts: the frames cycled through)."""
+    kind, _, size = case.partition("-")
+    n = int(2 ** int(size[2:])) if size.startswith("2^") else \
+        int(float(size[:-1]) * {"k": 1e3, "M": 1e6}[size[-1]]) if size[-1] in "kM" else int(size)
+    phases = (0.0, 0.7, 1.9)
+    if kind in ("surface", "image", "surface2"):
+        mesh = _grid(n)
+        X, Y = np.meshgrid(mesh.x, mesh.y)
+        frames = []
+        for p in phases:
+            u = (np.sin(6 * X + p) * np.cos(5 * Y - p)).astype(np.float32)
+            if kind == "surface2":
+                frames.append({"eta": (0.2 * u).astype(np.float32),
+                               "bottom": (-1 + 0.3 * np.exp(-20 * ((X - .5)**2 + (Y - .5)**2))
+                                          ).astype(np.float32)})
+            else:
+                frames.append({"u": u})
+        if kind == "surface2":
+            info = _info(mesh, {k: v.shape for k, v in frames[0].items()}, ("eta", "bottom"))
+            return info, "surface", "eta", frames
+        return _info(mesh, {"u": (n, n)}), kind, "u", frames
+    if kind == "line":
+        x = np.linspace(0.0, 1.0, n)
+        mesh = SimpleNamespace(kind="grid1d", x=x)
+        frames = [{"u": np.exp(-((x - 0.3 - 0.2 * p) / 0.05) ** 2).astype(np.float32)}
+                  for p in phases]
+        return _info(mesh, {"u": (n,)}), "line", "u", frames
+    if kind == "mesh":
+        mesh = _sphere(n)
+        z = mesh.points[:, 2]
+        frames = [{"u": np.sin(8 * z + p).astype(np.float32)} for p in phases]
+        return _info(mesh, {"u": (len(mesh.points),)}), "mesh", "u", frames
+    if kind == "cells":
+        mesh = _plane(n)
+        c = mesh.points[mesh.cells].mean(axis=1)
+        frames = [{"eta": (0.1 * np.sin(10 * c[:, 0] + p)).astype(np.float32),
+                   "bottom": (-1 + 0.3 * c[:, 1]).astype(np.float32)} for p in phases]
+        info = _info(mesh, {k: v.shape for k, v in frames[0].items()}, ("eta", "bottom"),
+                     location="cell")
+        return info, "mesh", "eta", frames
+    raise SystemExit(f"unknown case '{case}'; cases look like: " + ", ".join(DEFAULT_CASES))
+
+
+# ---- the canvas --------------------------------------------------------------------------------
+def offscreen_canvas(size=SIZE):
+    """An offscreen SceneCanvas on EGL (as the headless exports draw)."""
+    import vispy.app
+    from vispy import scene
+
+    from pdestudio.app.views.base import BACKGROUND
+    os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+    app = vispy.app.Application(os.environ.get("VISPY_APP_BACKEND", "egl"))
+    return scene.SceneCanvas(size=size, show=False, app=app, bgcolor=BACKGROUND)
+
+
+def renderer_name() -> str:
+    from vispy.gloo import gl
+    try:
+        return str(gl.glGetParameter(gl.GL_RENDERER))
+    except Exception as e:  # noqa: BLE001  (a name only)
+        return f"? ({e})"
+
+
+def draw(canvas) -> None:
+    """Draw the whole canvas now and wait until the GPU has finished it."""
+    from vispy.gloo import gl
+    canvas.set_current()
+    canvas.events.draw(region=None)
+    gl.glFinish()
+
+
+def measure_case(canvas, case: str, frames: int, path: str) -> dict:
+    from pdestudio.app.frames import Frame
+    from pdestudio.app.views import ColorScale, make_view
+    info, mode, field, data = problem(case)
+    if path == "interop":
+        import cupy as cp
+        data = [{k: cp.asarray(v) for k, v in d.items()} for d in data]
+    view = make_view(canvas, info, mode)
+    scale = ColorScale()
+    times, setup = [], time.perf_counter()
+    try:
+        for i in range(frames + 2):  # two warm-up frames (shader compilation, first uploads)
+            f = Frame(dict(data[i % len(data)]), t=float(i), steps=i, generation=0)
+            t0 = time.perf_counter()
+            view.set_frame(f, field, scale)
+            draw(canvas)
+            f.done()
+            if i >= 2:
+                times.append(time.perf_counter() - t0)
+            elif i == 1:
+                setup = time.perf_counter() - setup
+    finally:
+        view.remove()
+    med = statistics.median(times)
+    how = getattr(view, "transfer_note", lambda: "")() if hasattr(view, "transfer_note") else ""
+    return {"case": case, "path": path, "frames": len(times), "draw_ms_median": 1e3 * med,
+            "draw_ms_min": 1e3 * min(times), "frames_per_s": 1.0 / med,
+            "first_two_frames_s": setup, "upload": how}
+
+
+# ---- solver alone vs while the screen takes 60 frames/s ----------------------------------------
+def solver_case(model: str, size: int, backend: str, dtype: str, seconds: float, path: str,
+                fps: float = 60.0) -> dict:
+    from .handover_bench import drawing_rate, plain_rate
+    from pdestudio import solvers
+    schema = solvers.describe(model)
+    sim = solvers.create(model, backend=backend, dtype=dtype, **{schema["size_param"]: size})
+    sim.step(1)
+    alone, _ = plain_rate(sim, seconds)
+    row = drawing_rate(sim, seconds, fps=fps, path=path)
+    return {"model": model, "size": size, "backend": sim.backend, "dtype": sim.dtype,
+            "path_asked": path, "steps_per_s_alone": alone, **row,
+            "fraction_kept": row["steps_per_s"] / alone if alone else float("nan")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--cases", nargs="*", default=list(DEFAULT_CASES))
+    ap.add_argument("--frames", type=int, default=20)
+    ap.add_argument("--path", choices=("host", "interop"), default="host")
+    ap.add_argument("--solver", nargs="*", default=None, metavar="MODEL",
+                    help="measure solver steps/s alone and while drawing 60 frames/s instead")
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    rows = []
+    if a.solver:
+        paths = ("pinned", "interop") if a.path == "interop" else ("pinned",)
+        for model in a.solver:
+            for path in paths:
+                r = solver_case(model, a.size, a.backend, a.dtype, a.seconds, path)
+                rows.append(r)
+                print(f"{model} {a.size} {r['backend']} {r['dtype']} [{r['path_used']}]: alone "
+                      f"{r['steps_per_s_alone']:.4g} steps/s, while drawing "
+                      f"{r['steps_per_s']:.4g} ({100 * r['fraction_kept']:.0f} %), "
+                      f"{r['frames_shown_per_s']:.3g} frames/s drawn, draw "
+                      f"{r['draw_ms_median']:.3g} ms, hand-over {r['handover_ms_median']:.3g} ms "
+                      f"(median); {r['drawn_by']}", flush=True)
+    else:
+        canvas = offscreen_canvas()
+        canvas.render(alpha=False)  # makes the context and proves it works
+        who = renderer_name()
+        print(f"drawn by {who}; canvas {SIZE[0]}x{SIZE[1]}; path {a.path}", flush=True)
+        for case in a.cases:
+            r = measure_case(canvas, case, a.frames, a.path)
+            r["renderer"] = who
+            rows.append(r)
+            print(f"{case:>14}: {r['draw_ms_median']:8.2f} ms/frame (min {r['draw_ms_min']:.2f})"
+                  f"  {r['frames_per_s']:7.1f} frames/s  {r['upload']}", flush=True)
+        canvas.close()
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
