@@ -8,6 +8,11 @@ arrays and rebinds `sim.state`; the arrays it read are the next step's output).
                       (the fastest rung of the optimisation ladder at 1M vertices,
                       benchmarks/surface_rd/ladder.py)
     FusedGrayScott    gs_step_padded: the same padded tables, Laplacian coefficients only
+    FusedPositiveChemotaxis  scheme=positive (kernels/positive.cu): cx_rates (Scharfetter–Gummel
+                      edge fluxes on the same padded one-ring layout with the half cotangent
+                      weights, the rates, the block-then-atomic maximum of the loss rate λ) and
+                      cx_update (the adaptive step on the device, the clock, the update in place):
+                      two launches per step, state updated in place, no double buffer
 
 `FusedEuler` is their base: it compiles the kernel file, keeps the buffers and the model's kernel
 arguments, and implements the scheme protocol (core/scheme.py) including the batched `run`;

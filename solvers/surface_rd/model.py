@@ -6,7 +6,8 @@ A `SurfaceRD` model builds its mesh from the scenario (`rectangle`, `tube`, or `
 `mesh` parameter; scenarios.py), renumbers the vertices for memory locality (`renumber`, RCM by
 default; fields are always returned in the mesh's own numbering), builds the float64 operators,
 fixes the explicit Euler step δt (SPEC §2.3) and refuses one above the model's stability bound.
-`dt` (the step in use), `dt_max` (the bound), `dx` (the mean edge length), `imesh` (the
+`dt` (the step in use; chemotaxis' positive scheme takes min(dt, its positivity bound) each step),
+`dt_max` (the bound), `dx` (the mean edge length), `imesh` (the
 renumbered mesh) and `ops` (its float64 operators) are public attributes; the schemes read them.
 
 chemotaxis: Murray & Myerscough's cell–chemotaxis model of snake-skin pigmentation (seed 001
@@ -21,12 +22,12 @@ discretisation of the cell flux: `positive` (default; reference.py) writes it as
 with Scharfetter–Gummel fluxes on the cotangent dual, conservative and n ≥ 0 on any mesh, each step
 min(δt, 0.9/max_i λ_i) with λ_i the vertex's loss rate; `paper` is seed 001's −α n Δc − α ∇n·∇c
 with averaged vertex gradients (fixed δt), which goes negative and diverges on coarse or
-irregular meshes. The stability bound and
-the Turing threshold come from the linearisation about the uniform state (reference.py): with the
-paper's D, r, s, N the threshold is α > 12.023, so the paper's α = 12.02 sits on it (the uniform
-state is neutrally stable and perturbations decay). The default here is α = 13 (growth rate
-≈ 0.108·s at wavelength ≈ 3.8/√s; the spots need ≳ 12 mesh points per wavelength, e.g. the default
-20,000-vertex rectangle); the paper's value is one `--set alpha=12.02` away.
+irregular meshes. The stability bound and the Turing threshold come from the linearisation about the
+uniform state (reference.py): with the paper's D, r, s, N the threshold is α > 12.023, so the
+paper's α = 12.02 sits on it (the uniform state is neutrally stable and perturbations decay). The
+default here is α = 13 (growth rate ≈ 0.108·s at wavelength ≈ 3.8/√s; the spots need ≳ 12 mesh
+points per wavelength, e.g. the default 20,000-vertex rectangle); the paper's value is one `--set
+alpha=12.02` away.
 
 gray-scott: the Gray–Scott system on the same operators (an extra of SPEC §2):
 
