@@ -327,6 +327,10 @@ def main(argv=None) -> int:
         return _fail(str(e), code=1)
     except MemoryError:
         return _fail("out of memory; choose a smaller size")
+    except BrokenPipeError:  # the reader of stdout went away (e.g. `| head`): nothing to say
+        with __import__("contextlib").suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except OSError as e:
         return _fail(f"{e.filename or ''}: {e.strerror or e}" if e.filename else str(e))
     except cli_log.Terminated:

@@ -111,6 +111,9 @@ def make_simulation(a):
 
 def _run(a) -> int:
     check_args(a)
+    if a.until is not None and a.load is None and not a.until > 0:
+        raise UsageError(f"--until {a.until:g} is not after the simulation's time t = 0; "
+                         "allowed: a time > 0")
     outputs = Outputs(a)
     outputs.check_paths()
     try:

@@ -214,8 +214,8 @@ def render_image(sim, path, field: str | None = None, color_range=None) -> str:
 
 # ---- video ----------------------------------------------------------------------------------------
 class VideoRecorder:
-    """MP4 (libx264 via imageio-ffmpeg) or GIF by extension, streamed: each frame goes to the
-    encoder as it is added, so memory does not grow with the length of the recording. `add(sim)`
+    """MP4 (H.264 by imageio-ffmpeg's ffmpeg) or GIF by extension, streamed (encoders.py): each
+    frame goes to the encoder as it is added, so memory does not grow with the recording's length. `add(sim)`
     renders the field like `render_image` (headless); `add_image(rgb)` adds a picture already
     drawn (the window's canvas). Frames are padded to the first frame's size rounded up to a
     multiple of 16, so the same run gives the same frames. The file is written under a
@@ -249,15 +249,12 @@ class VideoRecorder:
             raise
         self.tmp = Path(tmp)
         try:
+            os.fchmod(fd, vtk.file_mode(self.path))
+            from .encoders import GifWriter, Mp4Writer
             if suffix == ".mp4":
                 os.close(fd)
-                import imageio.v2 as iio2
-                self.writer = iio2.get_writer(
-                    str(self.tmp), format="FFMPEG", fps=fps, codec="libx264", quality=7,
-                    macro_block_size=16, pixelformat="yuv420p", output_params=["-threads", "1"],
-                    ffmpeg_log_level="error")
+                self.writer = Mp4Writer(self.tmp, fps)
             else:
-                from .gif import GifWriter
                 self.writer = GifWriter(os.fdopen(fd, "wb"), fps)
         except BaseException:
             self.abort()
@@ -301,7 +298,7 @@ class VideoRecorder:
         writer, self.writer = self.writer, None
         if writer is not None:
             with contextlib.suppress(Exception):
-                writer.close()
+                getattr(writer, "kill", writer.close)()
         _unlink(self.tmp)
         self._close_renderer()
 

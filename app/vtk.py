@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
@@ -232,6 +233,7 @@ class Series:
         self.entries.append((t, f"{self.folder.name}/{name}"))
 
     def close(self) -> None:
+        os.chmod(self.tmp, 0o777 & ~umask())  # mkdtemp makes 0700
         old = None
         if self.folder.exists():
             old = self.folder.with_name(f".{self.folder.name}.old")
@@ -244,6 +246,25 @@ class Series:
 
     def abort(self) -> None:
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def umask() -> int:
+    try:  # Linux: read it without changing it
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1], 8) for line in f if line.startswith("Umask:"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
+
+
+def file_mode(path) -> int:
+    """Permissions for a file written at `path`: those of the file it replaces, else 0666 less
+    the umask (temporary files are made 0600)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~umask()
 
 
 def series_folder(path) -> Path:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -25,6 +26,7 @@ def atomic_write(path, suffix: str | None = None):
         raise ParameterError(f"cannot write '{path}': folder '{folder}' does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix or ".part", dir=folder)
     try:
+        os.fchmod(fd, file_mode(path))  # mkstemp makes 0600; a written file gets the usual mode
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
@@ -34,6 +36,28 @@ def atomic_write(path, suffix: str | None = None):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def file_mode(path) -> int:
+    """The permissions a file written at `path` should get: those of the file it replaces, else
+    what open() would give a new file (0666 less the umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~umask()
+
+
+def umask() -> int:
+    try:  # Linux: read it without changing it (os.umask would, for a moment, in every thread)
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 __all__ = ["atomic_write"]
