@@ -1,9 +1,11 @@
-"""Reading surface meshes with meshio (OBJ, PLY, STL, OFF, VTK/VTU, Gmsh, ...) and validating them.
+"""Reading surface meshes with meshio (OBJ, PLY, STL, OFF, VTK/VTU, Gmsh) and validating them.
 
 `read_mesh(path)` returns a `TriangleMesh` or raises `MeshError` naming the file and the problem:
-unreadable or unknown format, no triangles, non-finite coordinates, out-of-range indices,
-degenerate faces (a repeated vertex or zero area), duplicate faces, non-manifold edges (in more
-than two faces). Quadrilaterals are split into two triangles; vertices used by no triangle are
+a format other than OBJ, PLY, STL, OFF, VTK, VTU, Gmsh (.msh), not a regular file, too large,
+unreadable, a read that takes longer than the timeout (the file is read in a worker process:
+safe_read.py), no triangles, non-finite or huge coordinates, out-of-range indices, degenerate
+faces (a repeated vertex or zero area), duplicate faces, non-manifold edges (in more than two
+faces) and vertices (surfaces touching at a point). Quadrilaterals are split into two triangles; vertices used by no triangle are
 dropped (the returned mesh numbers only the vertices in use).
 
 `validate(points, cells, source)` runs the same checks on arrays (e.g. a generated mesh).
@@ -11,60 +13,26 @@ dropped (the returned mesh numbers only the vertices in use).
 """
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import numpy as np
 
 from ..core.errors import MeshError
+from .safe_read import read_arrays
 from .triangles import TriangleMesh
 
-# Faces with 2·area below this fraction of (mean edge length)² count as degenerate.
-DEGENERATE_RTOL = 1e-10
+# Faces whose height is below this fraction of their longest edge (2·area <= RTOL · longest²)
+# count as degenerate: collinear vertices, also after rounding to float32 (STL); a graded mesh's
+# small but well-shaped faces are fine.
+DEGENERATE_RTOL = 1e-6
+MAX_COORDINATE = 1e100  # squares and areas of larger coordinates overflow or lose all precision
 
 
-def _triangles_of(mesh, src: str) -> np.ndarray:
-    blocks = []
-    for block in mesh.cells:
-        data = np.asarray(block.data)
-        if block.type == "triangle" or (block.type == "polygon" and data.shape[1] == 3):
-            blocks.append(data.reshape(-1, 3))
-        elif block.type == "quad" or (block.type == "polygon" and data.shape[1] == 4):
-            q = data.reshape(-1, 4)
-            blocks.append(np.concatenate([q[:, [0, 1, 2]], q[:, [0, 2, 3]]]))
-    if not blocks:
-        kinds = ", ".join(sorted({b.type for b in mesh.cells})) or "none"
-        raise MeshError(f"mesh '{src}' has no triangles (cell types: {kinds}); allowed: a "
-                        "surface made of triangles (or quadrilaterals)")
-    return np.concatenate(blocks)
-
-
-def read_mesh(path) -> TriangleMesh:
-    """Read and validate a triangulated surface; MeshError names the problem."""
-    try:
-        import meshio
-    except ImportError as e:  # pragma: no cover - meshio is a dependency
-        raise MeshError(f"reading mesh files needs meshio ({e})") from None
-    src = str(path)
-    p = Path(path)
-    if not p.is_file():
-        raise MeshError(f"mesh file '{src}' does not exist or is not a file")
-    try:
-        with warnings.catch_warnings():
-            # meshio's ASCII STL reader overflows a float32 cast harmlessly (ENVIRONMENT.md)
-            warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"meshio.*")
-            warnings.filterwarnings("ignore", category=RuntimeWarning, message=".*overflow.*")
-            m = meshio.read(p)
-    except (Exception, SystemExit) as e:  # meshio raises many kinds, and calls sys.exit(1)
-        # when no reader accepts a file
-        msg = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-        if isinstance(e, SystemExit):
-            msg = "no reader accepts it"
-        raise MeshError(f"mesh file '{src}' cannot be read by meshio ({msg}); allowed: a "
-                        "surface mesh in a format meshio reads (OBJ, PLY, STL, OFF, VTK, VTU, "
-                        "Gmsh, ...)") from None
-    cells = _triangles_of(m, src)
-    return validate(m.points, cells, src, drop_unused=True)
+def read_mesh(path, timeout: float | None = None) -> TriangleMesh:
+    """Read and validate a triangulated surface; MeshError names the problem. The file is read
+    in a worker process with a time limit (safe_read.py: formats, file checks, `timeout`)."""
+    points, cells, _ = read_arrays(path, timeout)
+    return validate(points, cells, str(path), drop_unused=True)
 
 
 def validate(points, cells, source: str = "mesh", drop_unused: bool = False) -> TriangleMesh:
@@ -81,6 +49,11 @@ def validate(points, cells, source: str = "mesh", drop_unused: bool = False) -> 
     if bad.any():
         raise MeshError(f"mesh '{source}': vertex {int(np.argmax(bad))} has non-finite "
                         f"coordinates ({int(bad.sum())} such vertices); allowed: finite numbers")
+    big = np.abs(pts).max(axis=1) > MAX_COORDINATE
+    if big.any():
+        raise MeshError(f"mesh '{source}': vertex {int(np.argmax(big))} has a coordinate of "
+                        f"magnitude {np.abs(pts).max():.3g} ({int(big.sum())} such vertices); "
+                        f"allowed: |coordinates| <= {MAX_COORDINATE:g} (areas must not overflow)")
     c = np.asarray(cells)
     if c.ndim != 2 or c.shape[1] != 3 or len(c) == 0:
         raise MeshError(f"mesh '{source}' has no triangles (cells of shape {c.shape})")
@@ -113,20 +86,54 @@ def validate(points, cells, source: str = "mesh", drop_unused: bool = False) -> 
             new = np.cumsum(used) - 1
             pts, c = pts[used], new[c]
     mesh = TriangleMesh(pts, c, name=Path(source).name if source else "")
-    scale = mesh.mean_edge_length
-    tiny = 2 * mesh.cell_areas <= DEGENERATE_RTOL * scale**2
+    longest = mesh.edge_lengths[mesh.cell_edges].max(axis=1)
+    tiny = 2 * mesh.cell_areas <= DEGENERATE_RTOL * longest**2
     if tiny.any():
         f = int(np.argmax(tiny))
         raise MeshError(f"mesh '{source}': face {f} is degenerate (area "
-                        f"{mesh.cell_areas[f]:.3g}, collinear vertices); {int(tiny.sum())} such "
-                        "faces; allowed: triangles of positive area")
+                        f"{mesh.cell_areas[f]:.3g} for a longest edge of {longest[f]:.3g}: "
+                        f"collinear vertices); {int(tiny.sum())} such faces; allowed: triangles "
+                        f"whose height is more than {DEGENERATE_RTOL:g} of their longest edge")
     over = mesh.edge_valence > 2
     if over.any():
         e = int(np.argmax(over))
         raise MeshError(f"mesh '{source}': edge {mesh.edges[e].tolist()} is non-manifold (shared "
                         f"by {int(mesh.edge_valence[e])} faces; {int(over.sum())} such edges); "
                         "allowed: at most 2 faces per edge")
+    fans = vertex_fans(mesh)
+    pinched = fans > 1
+    if pinched.any():
+        v = int(np.argmax(pinched))
+        raise MeshError(f"mesh '{source}': vertex {v} is non-manifold (its faces form {int(fans[v])} "
+                        f"separate fans, surfaces touching at a point; {int(pinched.sum())} such "
+                        "vertices); allowed: one fan of faces around each vertex")
     return mesh
+
+
+def vertex_fans(mesh: TriangleMesh) -> np.ndarray:
+    """(N,) the number of fans (groups of faces joined through edges at the vertex) around each
+    vertex: 1 on a manifold surface, more where surfaces touch at a vertex. Needs at most two
+    faces per edge."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    c = mesh.cells
+    m = len(c)
+    e = mesh.cell_edges.ravel()  # half-edge 3f + k: the edge opposite corner k of face f
+    order = np.argsort(e, kind="stable")
+    pair = np.flatnonzero(e[order][1:] == e[order][:-1])
+    h1, h2 = order[pair], order[pair + 1]
+    f1, k1, f2, k2 = h1 // 3, h1 % 3, h2 // 3, h2 % 3
+    i1, j1 = (k1 + 1) % 3, (k1 + 2) % 3
+    same = c[f2, (k2 + 1) % 3] == c[f1, i1]
+    i2 = np.where(same, (k2 + 1) % 3, (k2 + 2) % 3)
+    j2 = np.where(same, (k2 + 2) % 3, (k2 + 1) % 3)
+    a = np.concatenate([3 * f1 + i1, 3 * f1 + j1])
+    b = np.concatenate([3 * f2 + i2, 3 * f2 + j2])
+    graph = coo_matrix((np.ones(len(a), dtype=np.int8), (a, b)), shape=(3 * m, 3 * m))
+    _, label = connected_components(graph, directed=False)
+    vertex = c.ravel()
+    key = np.unique(vertex.astype(np.int64) * (3 * m) + label)
+    return np.bincount(key // (3 * m), minlength=mesh.n_vertices)
 
 
 def write_mesh(path, mesh: TriangleMesh, point_data: dict | None = None) -> None:

@@ -94,12 +94,7 @@ def bomb(src, dst, name: str, nbytes: int, honest: bool = True) -> Path:
     parts = members(src)
     original = len(parts[name + ".npy"])
     header = npy(np.zeros(0))[:128]
-    comp = zlib.compressobj(1, zlib.DEFLATED, -15)
-    body = comp.compress(header)
-    zero = bytes(1 << 20)
-    for _ in range(nbytes >> 20):
-        body += comp.compress(zero)
-    body += comp.flush()
+    body, crc = zeros_deflated(nbytes, raw=True, prefix=header)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
         for n, d in parts.items():
@@ -109,16 +104,14 @@ def bomb(src, dst, name: str, nbytes: int, honest: bool = True) -> Path:
                 z.writestr(info, b"")  # placeholder, rewritten below
             else:
                 z.writestr(n, d)
-    raw = _replace_deflated(buf.getvalue(), name + ".npy", body, header, nbytes,
+    raw = _replace_deflated(buf.getvalue(), name + ".npy", body, crc,
                             nbytes + 128 if honest else original)
     Path(dst).write_bytes(raw)
     return Path(dst)
 
 
-def _replace_deflated(zipped: bytes, member: str, body: bytes, header: bytes, nbytes: int,
-                      declared: int) -> bytes:
+def _replace_deflated(zipped: bytes, member: str, body: bytes, crc: int, declared: int) -> bytes:
     """Rebuild the archive with `member` holding the raw deflate stream `body`."""
-    crc = zlib.crc32(bytes(nbytes), zlib.crc32(header))
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(zipped)) as zin:
         entries = []
@@ -153,3 +146,24 @@ def flip_bit(src, dst, position: int, bit: int = 0) -> Path:
 def truncate(src, dst, length: int) -> Path:
     Path(dst).write_bytes(Path(src).read_bytes()[:length])
     return Path(dst)
+
+
+def zeros_deflated(nbytes: int, raw: bool = False, prefix: bytes = b"") -> tuple[bytes, int]:
+    """A deflate stream of `prefix` + `nbytes` zero bytes (rounded down to MiB) built in
+    milliseconds: one full-flushed 1 MiB block repeated (each one starts afresh, so the copies
+    concatenate). zlib format (header, Adler-32), or raw deflate with raw=True. Returns the
+    stream and the CRC-32 of the data (for zip members)."""
+    mib = bytes(1 << 20)
+    c = zlib.compressobj(9, zlib.DEFLATED, -15 if raw else 15)
+    first = c.compress(prefix) + c.flush(zlib.Z_FULL_FLUSH)
+    block = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
+    again = c.compress(mib) + c.flush(zlib.Z_FULL_FLUSH)
+    assert again == block
+    tail = c.flush()
+    k = nbytes >> 20
+    crc, adler = zlib.crc32(prefix), zlib.adler32(prefix)
+    for _ in range(k):
+        crc, adler = zlib.crc32(mib, crc), zlib.adler32(mib, adler)
+    if raw:
+        return first + block * k + tail, crc
+    return first + block * k + tail[:-4] + struct.pack(">I", adler), crc
