@@ -2,6 +2,7 @@
 
     python -m benchmarks.curvature.eoc [--model mean-curvature|willmore] [--sizes 16 32 ...]
                                       [--dtype float64] [--backend numpy|cupy] [--samples 10]
+                                      [--integrator rkm|imex]
 
 prints the errors in the discrete space-time norms (31)–(33), sampled at t = kθ, θ = T/M, and
 EOC = log(Err_h1/Err_h2)/log(h1/h2) (34) (exact.space_time_errors, exact.eoc), as a Markdown
@@ -64,13 +65,14 @@ def main(argv=None):
     ap.add_argument("--kernel", default=None, choices=[None, "fused", "array"])
     ap.add_argument("--samples", type=int, default=10)
     ap.add_argument("--tolerance", type=float, default=None)
+    ap.add_argument("--integrator", default="rkm", choices=["rkm", "imex"])
     a = ap.parse_args(argv)
-    kw = {}
+    kw = {"integrator": a.integrator}
     if a.tolerance is not None:
         kw["tolerance"] = a.tolerance
     if a.kernel is not None:
         kw["kernel"] = a.kernel
-    print(f"{a.model} eoc-exact, {a.dtype}, backend {a.backend}, T = {T_END}, "
+    print(f"{a.model} eoc-exact, {a.integrator}, {a.dtype}, backend {a.backend}, T = {T_END}, "
           f"M = {a.samples} samples", flush=True)
     table(a.model, a.sizes, log=lambda s: print(s, flush=True), dtype=a.dtype,
           backend=a.backend, samples=a.samples, **kw)
