@@ -84,6 +84,7 @@ class IMEXReference(SchemeBase):
                                scale=STABILIZATION)
         self._edge = None  # the state at the start of the step (its boundary values)
         self._t0 = 0.0
+        self._w = {}  # w(ζ(t)) by stage time within the step
 
     # ---- the scheme protocol ---------------------------------------------------------------
     def step(self, t, dt_limit):
@@ -97,7 +98,7 @@ class IMEXReference(SchemeBase):
 
     def begin(self, phi, t: float) -> None:
         """Start a step from the node field φ at time t: its boundary values are the data."""
-        self._edge, self._t0 = phi, t
+        self._edge, self._t0, self._w = phi, t, {}
 
     # ---- fields on all nodes -----------------------------------------------------------------
     def boundary_data(self, t: float):
@@ -120,8 +121,15 @@ class IMEXReference(SchemeBase):
         return u
 
     def w_boundary(self, t: float):
+        """w on the Dirichlet boundary at time t: w(ζ(t)) on eoc-exact (kept per stage time of
+        the step: the solves at one stage time share it), else None (0)."""
         sim = self.sim
-        return sim.exact.w(t) if (sim.exact is not None and not sim.neumann) else None
+        if sim.exact is None or sim.neumann:
+            return None
+        w = self._w.get(t)
+        if w is None:
+            w = self._w[t] = sim.exact.w(t)
+        return w
 
     def lin(self, phi, t: float):
         sim = self.sim

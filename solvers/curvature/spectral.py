@@ -51,36 +51,40 @@ def dst1_2d(a, xp):
 
 
 def _dct_2d_factors(shape, xp, dtype):
-    """Phases e^{−iπl/(2n2)} (column) and e^{−iπk/(2n1)} (row), and the orthonormal scale."""
+    """Phases e^{−iπl/(2n2)} (column) and e^{−iπk/(2n1)} (row), the orthonormal scale, and for
+    the inverse the phases e^{iπl/(2n2)} of the full axis l = 0..2n2−1 times the sign of the
+    coefficients' odd continuation (D(n2) = 0, D(2n2 − l) = −D(l)), and e^{iπk/(2n1)}."""
     (p2, s2), (p1, s1) = (_dct_factors(n, xp, dtype) for n in shape)
-    return p2[:, None], p1[None, :], s2[:, None] * s1[None, :]
+    n2 = shape[0]
+    l2 = np.exp(1j * np.pi * np.arange(2 * n2) / (2 * n2)) * np.r_[np.ones(n2), 0, -np.ones(n2 - 1)]
+    return (p2[:, None], p1[None, :], s2[:, None] * s1[None, :],
+            xp.asarray(l2[:, None], dtype=p2.dtype), xp.conj(p1)[None, :])
 
 
-def dct2_2d(a, xp):
+def dct2_2d(a, xp, factors=None):
     """The orthonormal 2D DCT-II in one rfft2 of the extension even in both axes: its
-    coefficient (l, k) is e^{iπl/(2n2)} e^{iπk/(2n1)} · 4 ΣΣ a cos cos."""
+    coefficient (l, k) is e^{iπl/(2n2)} e^{iπk/(2n1)} · 4 ΣΣ a cos cos. `factors`: those of
+    _dct_2d_factors, if kept (on the GPU they are otherwise copied to the device every call)."""
     n2, n1 = a.shape
     e = xp.empty((2 * n2, 2 * n1), dtype=a.dtype)
     e[:n2, :n1] = a
     e[:n2, n1:] = a[:, ::-1]
     e[n2:, :] = e[n2 - 1::-1, :]
     y = xp.fft.rfft2(e)[:n2, :n1]
-    q2, q1, scale = _dct_2d_factors(a.shape, xp, a.dtype)
+    q2, q1, scale = (factors or _dct_2d_factors(a.shape, xp, a.dtype))[:3]
     return ((y * q2 * q1).real * scale).astype(a.dtype, copy=False)
 
 
-def idct2_2d(c, xp):
+def idct2_2d(c, xp, factors=None):
     """The inverse of dct2_2d: the half spectrum of the even extension rebuilt from the
     coefficients D (D = 0 at index n, D(2n − l) = −D(l) along the full axis), then irfft2."""
     n2, n1 = c.shape
-    q2, q1, scale = _dct_2d_factors(c.shape, xp, c.dtype)
+    _, _, scale, l2, k1 = factors or _dct_2d_factors(c.shape, xp, c.dtype)
     d = c / scale
-    spec = xp.zeros((2 * n2, n1 + 1), dtype=q1.dtype)
+    spec = xp.zeros((2 * n2, n1 + 1), dtype=l2.dtype)
     spec[:n2, :n1] = d
-    spec[n2 + 1:, :n1] = -d[:0:-1, :]
-    l2 = xp.concatenate([xp.conj(q2[:, 0]), xp.zeros(1, dtype=q2.dtype),
-                         -q2[:0:-1, 0]])  # e^{iπl/(2n2)} for l = 0..2n2−1 (0 at l = n2)
-    spec[:, :n1] *= l2[:, None] * xp.conj(q1)
+    spec[n2 + 1:, :n1] = d[:0:-1, :]
+    spec[:, :n1] *= l2 * k1
     ext = xp.fft.irfft2(spec, s=(2 * n2, 2 * n1))
     return ext[:n2, :n1].astype(c.dtype, copy=False)
 
@@ -104,20 +108,25 @@ class FastSolver:
         mu = eigenvalues(m2, h2, neumann)[:, None] + eigenvalues(m1, h1, neumann)[None, :]
         self.kappa = xp.asarray(scale * mu**power, dtype=dtype)
         self.use_scipy = (xp is np) if use_scipy is None else use_scipy
+        self.factors = _dct_2d_factors((m2, m1), xp, dtype) if neumann else None
 
     def forward(self, a):
         if self.use_scipy:
             from scipy import fft
             return (fft.dctn(a, type=2, norm="ortho") if self.neumann
                     else fft.dstn(a, type=1, norm="ortho"))
-        return (dct2_2d if self.neumann else dst1_2d)(a, self.xp)
+        if self.neumann:
+            return dct2_2d(a, self.xp, self.factors)
+        return dst1_2d(a, self.xp)
 
     def inverse(self, a):
         if self.use_scipy:
             from scipy import fft
             return (fft.idctn(a, type=2, norm="ortho") if self.neumann
                     else fft.idstn(a, type=1, norm="ortho"))
-        return (idct2_2d if self.neumann else dst1_2d)(a, self.xp)
+        if self.neumann:
+            return idct2_2d(a, self.xp, self.factors)
+        return dst1_2d(a, self.xp)
 
     def solve(self, r, c: float):
         """(I − cL)⁻¹ r = T⁻¹[T r / (1 + cκ)] for c ≥ 0."""

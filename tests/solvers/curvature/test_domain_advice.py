@@ -31,9 +31,10 @@ def test_sine_rings_keep_their_formula_on_any_rectangle():
 
 
 def test_eoc_exact_converges_on_a_rectangle_where_zeta_is_not_zero_on_the_boundary():
-    """ζ keeps r = 4 on [−2.5, 2.5] × [−1.5, 1.5] (h1 ≠ h2): the Dirichlet data g = ζ, w = w(ζ) are exact
-    there, so mean curvature keeps EOC 2 and Willmore's errors fall (both integrators, to
-    T = 0.02 on 10 × 6 and 20 × 12 cells), the two integrators agreeing to 1e-4."""
+    """ζ keeps r = 4 on [−2.5, 2.5] × [−1.5, 1.5] (h1 ≠ h2): the Dirichlet data g = ζ,
+    w = w(ζ) are exact there, so mean curvature keeps EOC 2 and Willmore's errors fall (both
+    integrators, to T = 0.02 on 10 × 6 and 20 × 12 cells), the two integrators agreeing to
+    1e-4."""
     sizes = [16, 32, 64]
     errs = []
     for n in sizes:

@@ -177,7 +177,8 @@ def test_implicit_part_is_the_jacobian_at_a_flat_graph(model, boundary):
         neumann_fill(v)
     flat = np.full(shape, 0.3)
     eps = 1e-5
-    jv = (interior_rhs(sim, 0.0, flat + eps * v) - interior_rhs(sim, 0.0, flat - eps * v)) / (2 * eps)
+    jv = (interior_rhs(sim, 0.0, flat + eps * v)
+          - interior_rhs(sim, 0.0, flat - eps * v)) / (2 * eps)
     lv = STABILIZATION * linearised(v, None, sim.h1, sim.h2, sim.willmore, sim.neumann, np)
     assert np.abs(jv - lv).max() < 1e-7 * np.abs(lv).max()
 
