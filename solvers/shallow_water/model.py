@@ -294,6 +294,13 @@ class ShallowWater(_ShallowWaterBase):
             raise ParameterError(f"shallow-water: parameter 'order' = {p['order']} needs "
                                  "geometry=grid; allowed with geometry=triangles: 1")
 
+    @classmethod
+    def memory_estimate(cls, params):
+        """core/memory.py counts nx² cells where ny is empty; here ny = round(nx·Ly/Lx)."""
+        if params.get("geometry") == "grid" and params.get("ny") is None:
+            params = {**params, "ny": grid_shape(params)[1]}
+        return super().memory_estimate(params)
+
     def _check_field(self, name: str, values: np.ndarray) -> None:
         if name == "h" and values.min() <= 0:
             raise ParameterError(f"shallow-water: field 'h' has minimum {values.min():g}; "

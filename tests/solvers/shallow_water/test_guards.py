@@ -163,13 +163,20 @@ def test_the_depth_check_costs_one_sync_per_check_interval(monkeypatch):
 
 # ---- GPU: the fused paths report a dry cell the same way (the lead runs these) ----------
 @pytest.mark.gpu
-@pytest.mark.parametrize("kw", [{"nx": 40, "ny": 4, "order": 1}, {"nx": 40, "ny": 4, "order": 3},
-                                {"geometry": "triangles", "cells": 600}])
+@pytest.mark.parametrize("kw,dry", [
+    ({"nx": 40, "ny": 4, "order": 1}, False),  # -4e-21 in NumPy: may go either way on the GPU
+    ({"nx": 40, "ny": 4, "order": 3}, True),   # -0.16 at step 2
+    ({"geometry": "triangles", "cells": 600}, True)])  # -0.06 at step 4
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_gpu_fused_dry_cell_keeps_the_state_before_it(kw, dtype):
+def test_gpu_fused_dry_cell_keeps_the_state_before_it(kw, dry, dtype):
+    """The fused paths (the grid's strip and stage kernels, the triangles' batched run with the
+    clock on the device) stop the same way: the state kept is finite with every h > 0."""
     sim = rarefaction(backend="cupy", dtype=dtype, **kw)
-    with pytest.raises(DryCell) as e:
+    try:
         sim.advance(2.0)
-    assert e.value.field == "h" and e.value.step == sim.steps > 0
+        assert not dry, "the run went through"
+    except SimulationDiverged as e:
+        assert e.field == "h" and e.step == sim.steps
+        assert isinstance(e, DryCell) or not dry
     f = sim.fields()
     assert f["h"].min() > 0 and all(np.isfinite(v).all() for v in f.values())
