@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .errors import MeshError, ParameterError
-from .params import short_repr
+from .params import short_path, short_repr
 
 FORMAT = "pdestudio-checkpoint"
 VERSION = 2
@@ -101,8 +101,8 @@ def write(sim, path, include_fields: bool = False) -> None:
         with atomic_write(path) as f:  # no implicit ".npz" suffix: the user's name is kept
             np.savez(f, __meta__=np.array(json.dumps(meta)), **arrays)
     except OSError as e:
-        raise ParameterError(f"cannot write checkpoint '{path}': {e.strerror or e}; the previous "
-                             "file (if any) is unchanged") from None
+        raise ParameterError(f"cannot write checkpoint '{short_path(path)}': {e.strerror or e}; "
+                             "the previous file (if any) is unchanged") from None
 
 
 # ---- reading: the container ---------------------------------------------------------------------
@@ -117,23 +117,24 @@ def _kind_of(head: bytes) -> str:
 
 
 def _open(path: Path):
+    shown = short_path(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        raise ParameterError(f"checkpoint '{path}' does not exist") from None
+        raise ParameterError(f"checkpoint '{shown}' does not exist") from None
     except OSError as e:
-        raise ParameterError(f"checkpoint '{path}' cannot be read: {e.strerror or e}") from None
+        raise ParameterError(f"checkpoint '{shown}' cannot be read: {e.strerror or e}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise ParameterError(f"checkpoint '{path}' is not a regular file (a directory, device or "
+        raise ParameterError(f"checkpoint '{shown}' is not a regular file (a directory, device or "
                              "FIFO); allowed: a checkpoint .npz file")
     try:  # O_NONBLOCK: were the file swapped for a FIFO since the stat, open would not wait
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as e:
-        raise ParameterError(f"checkpoint '{path}' cannot be read: {e.strerror or e}") from None
+        raise ParameterError(f"checkpoint '{shown}' cannot be read: {e.strerror or e}") from None
     f = os.fdopen(fd, "rb")
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         f.close()
-        raise ParameterError(f"checkpoint '{path}' is not a regular file")
+        raise ParameterError(f"checkpoint '{shown}' is not a regular file")
     return f
 
 
@@ -456,6 +457,7 @@ def load(path, backend: str = "auto", model: str | None = None):
         raise ParameterError(f"backend {short_repr(backend)} is unknown; allowed: "
                              + ", ".join(BACKENDS))
     f = _open(Path(path))
+    path = short_path(path)  # as messages show it
     try:
         with f:
             size = os.fstat(f.fileno()).st_size

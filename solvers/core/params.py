@@ -29,6 +29,13 @@ def short_repr(value, limit: int = MAX_TEXT) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def short_path(path, limit: int = 160) -> str:
+    """A file path as messages show it: on one line, at most `limit` characters, its end (the
+    file's name) kept."""
+    text = str(path).replace("\n", "\\n").replace("\r", "\\r")
+    return text if len(text) <= limit else text[:limit // 3] + "..." + text[-(limit * 2 // 3):]
+
+
 def _number(value, integer: bool):
     """`value` as an int (integer) or float, or None when it is not one: bools, containers,
     arrays, complex numbers, text that is not a number and integers too large for a float are
@@ -198,4 +205,4 @@ def frozen(d: dict) -> Mapping[str, Any]:
     return MappingProxyType(dict(d))
 
 
-__all__ = ["short_repr", "Param", "Scenario", "KERNEL", "SEED", "CFL", "validate_all", "frozen"]
+__all__ = ["short_repr", "short_path", "Param", "Scenario", "KERNEL", "SEED", "CFL", "validate_all", "frozen"]

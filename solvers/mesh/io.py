@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import MeshError
-from .safe_read import read_arrays
+from .safe_read import read_arrays, shown
 from .triangles import TriangleMesh
 
 # Faces whose height is below this fraction of their longest edge (2·area <= RTOL · longest²)
@@ -32,7 +32,7 @@ def read_mesh(path, timeout: float | None = None) -> TriangleMesh:
     """Read and validate a triangulated surface; MeshError names the problem. The file is read
     in a worker process with a time limit (safe_read.py: formats, file checks, `timeout`)."""
     points, cells, _ = read_arrays(path, timeout)
-    return validate(points, cells, str(path), drop_unused=True)
+    return validate(points, cells, shown(path), drop_unused=True)
 
 
 def validate(points, cells, source: str = "mesh", drop_unused: bool = False) -> TriangleMesh:
@@ -85,7 +85,7 @@ def validate(points, cells, source: str = "mesh", drop_unused: bool = False) -> 
         if not used.all():
             new = np.cumsum(used) - 1
             pts, c = pts[used], new[c]
-    mesh = TriangleMesh(pts, c, name=Path(source).name if source else "")
+    mesh = TriangleMesh(pts, c, name=Path(source).name[:80] if source else "")
     longest = mesh.edge_lengths[mesh.cell_edges].max(axis=1)
     tiny = 2 * mesh.cell_areas <= DEGENERATE_RTOL * longest**2
     if tiny.any():

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.errors import MeshError
+from ..core.params import short_path as shown
 
 FORMATS = {".obj": "obj", ".ply": "ply", ".stl": "stl", ".off": "off", ".vtk": "vtk",
            ".vtu": "vtu", ".msh": "gmsh"}
@@ -49,15 +50,15 @@ WORKER = Path(__file__).with_name("reader_worker.py")
 
 def check_file(path) -> tuple[Path, int, str]:
     """(resolved path, size, meshio format) of a mesh file the reader may open."""
-    src = str(path)
-    if "\x00" in src:
-        raise MeshError(f"mesh file {src!r} has a NUL character in its name")
-    suffix = Path(src).suffix.lower()
+    src = shown(path)
+    if "\x00" in str(path):
+        raise MeshError(f"mesh file '{src}' has a NUL character in its name")
+    suffix = Path(str(path)).suffix.lower()
     if suffix not in FORMATS:
         raise MeshError(f"mesh file '{src}' has the type '{suffix[:20] or '(none)'}'; allowed: "
                         f"{ALLOWED}")
     try:
-        real = Path(src).resolve(strict=True)
+        real = Path(path).resolve(strict=True)
         st = os.stat(real)
     except FileNotFoundError:
         raise MeshError(f"mesh file '{src}' does not exist or is not a file") from None
@@ -66,7 +67,7 @@ def check_file(path) -> tuple[Path, int, str]:
             from None
     if not stat.S_ISREG(st.st_mode):
         raise MeshError(f"mesh file '{src}' is not a regular file (a directory, device, FIFO or "
-                        f"socket: '{real}'); allowed: a mesh file")
+                        f"socket: '{shown(real)}'); allowed: a mesh file")
     if st.st_size == 0:
         raise MeshError(f"mesh file '{src}' is empty")
     if st.st_size > MAX_BYTES:
@@ -179,7 +180,7 @@ def _memory_budget() -> int:
 def read_arrays(path, timeout: float | None = None) -> tuple[np.ndarray, np.ndarray, str]:
     """(points, cells, dropped cell kinds) of the mesh file at `path` (see the module doc)."""
     global _worker
-    src = str(path)
+    src = shown(path)
     real, size, fmt = check_file(path)
     timeout = TIMEOUT if timeout is None else float(timeout)
     request = json.dumps({"path": str(real), "format": fmt, "size": size,
@@ -222,4 +223,4 @@ def read_arrays(path, timeout: float | None = None) -> tuple[np.ndarray, np.ndar
     raise MeshError(f"reading '{src}' failed")  # pragma: no cover
 
 
-__all__ = ["FORMATS", "ALLOWED", "MAX_BYTES", "TIMEOUT", "check_file", "read_arrays"]
+__all__ = ["FORMATS", "ALLOWED", "MAX_BYTES", "TIMEOUT", "shown", "check_file", "read_arrays"]

@@ -167,3 +167,14 @@ def zeros_deflated(nbytes: int, raw: bool = False, prefix: bytes = b"") -> tuple
     if raw:
         return first + block * k + tail, crc
     return first + block * k + tail[:-4] + struct.pack(">I", adler), crc
+
+
+def bomb_zip(member: str, nbytes: int) -> bytes:
+    """An .npz holding one deflated member: a valid .npy header and `nbytes` zeros (declared
+    honestly), a few hundred KB on disk."""
+    header = npy(np.zeros(0))[:128]
+    body, crc = zeros_deflated(nbytes, raw=True, prefix=header)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr(member, b"")
+    return _replace_deflated(buf.getvalue(), member, body, crc, nbytes + len(header))
