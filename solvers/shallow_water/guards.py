@@ -14,8 +14,8 @@ dry at cfl 0.9 and passed at 0.5 (refilled by the walls' reflections), on 200 ×
 cfl 0.5 and passed at 0.2; on triangles the Roe schemes went dry down to cfl 0.5, ir-roe on 4,000
 cells again at 0.05, pvm-ifcp at every cfl down to 0.05; third order turned non-finite with every
 cell average still > 0 (the reconstruction dips below 0 at the edge of a nearly dry cell) at every
-cfl from 0.7 to 0.05. So the advice says what the cause is and that cfl helps only against a CFL
-instability.
+cfl from 0.5 to 0.05 (docs/VALIDATION.md, `python -m benchmarks.shallow_water.validate_domain`).
+So the advice says what the cause is and that cfl helps only against a CFL instability.
 
 `first_bad` checks, in the same single host sync as the finiteness of every field, that every
 depth is > 0 (one more reduction per depth field per check interval of 64 steps; the replay of

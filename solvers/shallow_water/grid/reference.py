@@ -35,9 +35,9 @@ linear weights d_0 = ½ (central), d_k = ⅛, nonlinear weights ω ∝ d/(ε + I
 smoothness indicators, ε = (min(Δx, Δy)/ℓ)² with ℓ = min(Lx, Ly)/10 the length unit of the
 scenarios (of the size of the indicators on smooth data, so the weights stay near the linear ones
 there; the cell size relative to the domain, not in metres, so that a scaled domain gives the
-scaled solution: ε = Δx² in metres made a 2 km basin's weights linear, 9 % off at the dam's jump). It is conservative, third order on smooth data and
-non-oscillatory at jumps (the central polynomial's weight collapses and the smoothest one-sided
-slope is kept).
+scaled solution: ε = Δx² in metres made a 2 km basin's weights linear, 9 % off at the dam's
+jump). It is conservative, third order on smooth data and non-oscillatory at jumps (the central
+polynomial's weight collapses and the smoothest one-sided slope is kept).
 """
 from __future__ import annotations
 
