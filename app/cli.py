@@ -65,7 +65,7 @@ def _csv(choices):
 def _range(text: str):
     """--range: 'first' (the first frame's range, fixed), 'auto' (every frame its own) or LO,HI."""
     if text in ("first", "auto"):
-        return None if text == "auto" else "first"
+        return text
     try:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
@@ -132,7 +132,7 @@ def parser() -> argparse.ArgumentParser:
                              "there)")
     r.add_argument("--fps", type=int, default=25, help="video frame rate (default 25)")
     r.add_argument("--range", type=_range, metavar="LO,HI|first|auto",
-                   help="colour range of pictures: fixed LO,HI; first (default for videos: the "
+                   help="colour range of pictures: fixed LO,HI (--range=-1,1 when LO < 0); first (default for videos: the "
                         "first frame's range); auto (each picture its own)")
     r.add_argument("--export-data", metavar="OUT.npz|.vti|.vtu|.pvd",
                    help=".npz: a checkpoint with the fields (solvers.load reads it); .vti: "

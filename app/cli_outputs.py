@@ -177,8 +177,11 @@ class Outputs:
             self.frames = Schedule(every, dt, t0, s0)
             with writing(a.export_video, "start the video"):
                 self.recorder = export.VideoRecorder(a.export_video, sim, field=a.field,
-                                                     fps=a.fps, color_range=a.range)
-            log.debug("video %s: drawn by %s", a.export_video, self.recorder.how)
+                                                     fps=a.fps, color_range=a.range or "first")
+            log.debug("video %s: drawn by %s; %s", a.export_video, self.recorder.how,
+                      "each frame its own colour range" if a.range == "auto" else
+                      "the first frame's colour range" if a.range in (None, "first") else
+                      f"colour range {a.range[0]:g} .. {a.range[1]:g}")
         if a.export_data and Path(a.export_data).suffix.lower() == ".pvd":
             self.snapshots = Schedule(a.export_every, a.export_dt, t0, s0)
             with writing(a.export_data, "start the time series"):

@@ -138,12 +138,13 @@ def _run(a) -> int:
     end_steps = sim.steps + a.steps if a.steps is not None else None
     t_start, steps_start = sim.t, sim.steps
     total = a.steps if a.steps is not None else a.until - t_start
-    progress = Progress(total, "run", Progress.mode_for(a.verbosity))
+    progress = None
     diverged = None
     timing = {"wall0": time.perf_counter(), "solver_s": 0.0}
     try:
         try:
             outputs.open(sim, a.until, end_steps)
+            progress = Progress(total, "run", Progress.mode_for(a.verbosity))
             _loop(sim, a, outputs, end_steps, progress, timing)
         except SimulationDiverged as e:
             diverged = e
@@ -151,7 +152,8 @@ def _run(a) -> int:
             raise RunFailed(f"{sim.model}: out of memory in step {sim.steps + 1} "
                             f"(t = {sim.t:.6g}); nothing was written") from None
         finally:
-            progress.close()
+            if progress is not None:
+                progress.close()
         wall = time.perf_counter() - timing["wall0"]
         solver_s = timing["solver_s"]
         n = sim.steps - steps_start

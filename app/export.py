@@ -32,6 +32,7 @@ SIZE = (960, 720)  # divisible by 16 (libx264)
 VIDEO_SUFFIXES = (".mp4", ".gif")
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 DATA_SUFFIXES = (".npz", ".vti", ".vtu", ".pvd")
+DRAW_LIMIT = 1e30
 
 
 # ---- field data ------------------------------------------------------------------------------
@@ -120,14 +121,16 @@ def _gl_app():
     except ImportError:
         pass
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+    import vispy
+    vispy.set_log_level("error")  # headless: VisPy's warnings are not the user's business
     return vispy.app.Application("egl"), "VisPy/OpenGL (EGL, offscreen)"
 
 
 class Renderer:
     """Draws a simulation's field as the viewer does, into RGB arrays of `size`.
 
-    `color_range`: None (the data's range in every picture), (lo, hi) (fixed), or "first" (fixed
-    to the range of the first picture drawn: a recording keeps one colour scale)."""
+    `color_range`: None or "auto" (the data's range in every picture), (lo, hi) (fixed), or
+    "first" (fixed to the range of the first picture drawn: a recording keeps one scale)."""
 
     def __init__(self, sim, field: str | None = None, size=SIZE, scale: ColorScale | None = None,
                  info: SimInfo | None = None, color_range=None):
@@ -139,7 +142,8 @@ class Renderer:
         self.size = (int(size[0]) // 16 * 16, int(size[1]) // 16 * 16)
         self.scale = scale or _default_scale(self.info, self.field)
         self._fix_first = color_range == "first"
-        if color_range not in (None, "first"):
+        self.limits = None  # the colour range of the last picture drawn
+        if color_range not in (None, "auto", "first"):
             lo, hi = color_range
             self.scale = ColorScale(self.scale.cmap, "fixed", float(lo), float(hi))
         try:
@@ -161,18 +165,22 @@ class Renderer:
     def frame_of(self, sim) -> Frame:
         raw = sim.fields()
         names = self.view.needed(self.field) if self.canvas is not None else [self.field]
-        return Frame({n: raw[n] for n in names}, sim.t, sim.steps, 0)
+        # values beyond ±DRAW_LIMIT (a solution on its way to a divergence) are drawn at the
+        # limit: colours saturate long before, and the views' float32 transforms stay regular
+        return Frame({n: np.clip(raw[n], -DRAW_LIMIT, DRAW_LIMIT) for n in names}, sim.t,
+                     sim.steps, 0)
 
     def render(self, sim) -> np.ndarray:
         frame = self.frame_of(sim)
         if self.canvas is None:
             from .software import render_software
+            self.limits = self.scale.limits(np.asarray(frame.fields[self.field], np.float64))
             if self._fix_first:
-                self._fix(self.scale.limits(np.asarray(frame.fields[self.field], np.float64)))
+                self._fix(self.limits)
             return render_software(self.info, frame, self.field, self.scale, self.size)
-        limits = self.view.set_frame(frame, self.field, self.scale)
-        if self._fix_first and limits is not None:
-            self._fix(limits)
+        self.limits = self.view.set_frame(frame, self.field, self.scale)
+        if self._fix_first and self.limits is not None:
+            self._fix(self.limits)
         img = self.canvas.render(alpha=False)
         return np.ascontiguousarray(img[..., :3])
 
@@ -222,7 +230,7 @@ class VideoRecorder:
     temporary name in the same folder and renamed at `close()`; `abort()` removes it.
 
     `color_range` (headless recordings): "first" (default: the first frame's range, fixed for
-    the whole video), None (each frame its own range) or (lo, hi)."""
+    the whole video), "auto" (each frame its own range) or (lo, hi)."""
 
     def __init__(self, path, sim=None, field: str | None = None, fps: int = 25,
                  color_range="first"):
