@@ -23,8 +23,8 @@ Why S = 1: linearised about any state, the principal symbol of the mean-curvatur
 least as stiff as the true one and the explicit remainder N has symbol r·κ with 0 ≤ r < 1 (it
 anti-diffuses at most as much as G diffuses). The globally stiffly accurate ARS(4,4,3) is stable
 in that whole range (core/integrators.py), larger S only makes r larger (more steps: at 64²
-Willmore eoc-exact 63 steps at S = 1, 86 at 1.5, 105 at 2), S < 1 allows r < 0 where the method
-is not.
+Willmore eoc-exact 65 steps at S = 1, 88 at 1.5, 107 at 2, benchmarks/curvature/imex_variants.py),
+S < 1 allows r < 0 where the method is not.
 
 Dirichlet boundary nodes follow the data exactly like under RKM (dφ/dt = dg/dt): at a stage time
 t_i they hold φ_b(t) + g(t_i) − g(t), g = ζ on eoc-exact (else fixed: φ_b(t)).
