@@ -135,6 +135,7 @@ class IMEXRungeKutta:
         g(t, u)         the implicit part G(t, u) = L u + b(t) (L linear, constant)
         solve(t, r, c)  the U with U − c G(t, U) = r, i.e. (I − cL) U = r + c b(t)
         smooth(e, c)    (I − cL)⁻¹ e (optional): the error filter below
+        combine(u, [(a, x), ...])  u + Σ a x in one pass (optional; default: term by term)
     G_i is never evaluated at an implicit stage: the stage equation gives τ G_i = (U_i − R_i)/γ.
 
     An attempt of size τ takes one step of τ (u_τ) and two of τ/2 (u_τ/2,τ/2, the result):
@@ -165,13 +166,16 @@ class IMEXRungeKutta:
         tg = [tau * g0]  # τ G_j
         c = gam * tau
         U = u
+        combine = getattr(problem, "combine", None)
         for i in range(1, tab.stages):
-            r = u
-            for j in range(i):
-                if tab.explicit[i][j]:
-                    r = r + tab.explicit[i][j] * tn[j]
-                if j and tab.implicit[i][j]:
-                    r = r + tab.implicit[i][j] * tg[j]
+            terms = [(tab.explicit[i][j], tn[j]) for j in range(i) if tab.explicit[i][j]]
+            terms += [(tab.implicit[i][j], tg[j]) for j in range(1, i) if tab.implicit[i][j]]
+            if combine is not None:
+                r = combine(u, terms)
+            else:
+                r = u
+                for a, x in terms:
+                    r = r + a * x
             ti = t + tab.c[i] * tau
             U = problem.solve(ti, r, c)
             if i < tab.stages - 1:

@@ -31,9 +31,9 @@ t_i they hold φ_b(t) + g(t_i) − g(t), g = ζ on eoc-exact (else fixed: φ_b(t
 
 Time integration: core.integrators.IMEXRungeKutta with ARS(4,4,3) (third order, so at least the
 second order asked for) and step-doubling error control with the `tolerance` ε, filtered by
-(I − γτ S L)⁻¹. `IMEXReference` evaluates f with the array code of reference.py (NumPy, CuPy
-`array` path); `FusedIMEX` with the fused right-hand-side kernels (mc_rhs / wm_rhs of
-kernels/curvature.cu) — the transforms are cuFFT on both GPU paths.
+(I − γτ S L)⁻¹. `IMEXReference` is array code (NumPy, CuPy `array` path); imex_fused.FusedIMEX
+the same scheme on the fused GPU path (the fused right-hand-side kernels, few launches per stage)
+— the transforms are cuFFT on both GPU paths.
 """
 from __future__ import annotations
 
@@ -158,35 +158,3 @@ class IMEXReference(SchemeBase):
     def smooth(self, e, c: float):
         """(I − cS L)⁻¹ e: the filter of the error estimate."""
         return self.fast.solve(e, c)
-
-
-class FusedIMEX(IMEXReference):
-    """The IMEX scheme with f from the fused right-hand-side kernel (one launch per evaluation:
-    mc_rhs / wm_rhs of kernels/curvature.cu, the kernel FusedRKM.rhs launches) and the
-    transforms on cuFFT."""
-
-    def __init__(self, sim):
-        super().__init__(sim)
-        import cupy as cp
-
-        from .fused import BLOCK, FLAG_EXACT, FLAG_NEUMANN, lean_grid, stage_kernels
-        self.cp = cp
-        self.block = BLOCK
-        self.kernel = stage_kernels(sim.dtype)["wm_rhs" if sim.willmore else "mc_rhs"]
-        if sim.exact is not None:
-            self.tables = (*sim.exact.tables(sim.dtype), sim.exact.coef)
-        else:
-            self.tables = (cp.zeros(1, dtype=sim.dtype),) * 3
-        n2p1, n1p1 = self.shape
-        flags = (FLAG_NEUMANN if sim.neumann else 0) | (FLAG_EXACT if sim.exact is not None else 0)
-        self.scalars = (np.int32(n1p1 - 1), np.int32(n2p1 - 1), sim.real(1.0 / sim.h1),
-                        sim.real(1.0 / sim.h2), sim.real(sim.params["F"]), np.int32(flags))
-        self.grid = lean_grid(sim.willmore, n1p1 - 1, n2p1 - 1)
-
-    def rhs_full(self, t: float, phi):
-        """f(t, φ) at the interior nodes by one launch of the rhs kernel."""
-        cp = self.cp
-        phi = cp.ascontiguousarray(phi, dtype=self.sim.dtype)
-        f = cp.empty_like(phi)
-        self.kernel(self.grid, self.block, (phi, f, *self.tables, np.float64(t), *self.scalars))
-        return f[1:-1, 1:-1]

@@ -21,7 +21,8 @@ from ..core.simulation import FieldInfo, Simulation
 from ..mesh import Grid2D
 from . import scenarios
 from .fused import FusedRKM
-from .imex import FusedIMEX, IMEXReference
+from .imex import IMEXReference
+from .imex_fused import FusedIMEX
 from .reference import (RKMReference, mean_curvature_field, neumann_fill, step_controller,
                         surface_area, willmore_energy)
 

@@ -7,7 +7,8 @@ from scipy import fft
 
 from pdestudio import solvers
 from pdestudio.solvers.curvature import spectral
-from pdestudio.solvers.curvature.imex import FusedIMEX, IMEXReference
+from pdestudio.solvers.curvature.imex import IMEXReference
+from pdestudio.solvers.curvature.imex_fused import FusedIMEX
 
 pytestmark = pytest.mark.gpu
 
