@@ -101,3 +101,32 @@ def test_divergence_still_writes_the_last_finite_state_and_exits_1(tmp_path):
     assert no_temporary_files(d) == []
     # stderr: the backend line, the divergence (one line), the summary and the files written
     assert sum("became non-finite" in ln for ln in err.splitlines()) == 1
+
+
+def test_progress_bar_on_a_terminal_only(tmp_path):
+    import os
+    import pty
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "pdestudio", "run", "heat-1d", "--set", "nx=64",
+                          "--backend", "numpy", "--steps", "150000"], stdout=subprocess.PIPE,
+                         stderr=slave, text=True)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the terminal closed
+            break
+        if not chunk:
+            break
+        seen += chunk
+    p.wait(timeout=120)
+    os.close(master)
+    assert p.returncode == 0
+    text = seen.decode(errors="replace")
+    assert "done: 150000 steps" in text
+    assert "\x1b[" in text and "run" in text  # rich drew (and cleared) a bar
+    # the same run into a pipe: no bar, no progress lines
+    rc, out, err = cli("run", "heat-1d", "--set", "nx=64", "--backend", "numpy", "--steps",
+                       "150000")
+    assert rc == 0 and "\x1b[" not in err and "%" not in err
