@@ -9,6 +9,18 @@ import sys
 import pytest
 
 from pdestudio import solvers
+from pdestudio.app.cli import main
+
+
+def in_process(capsys, *args):
+    """main() in this process (the cheap way for the many cases; one case of each kind also
+    runs as a subprocess)."""
+    try:
+        rc = main([str(a) for a in args])
+    except SystemExit as e:  # argparse's own errors and --help
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
 
 
 def cli(*args, env=None):
@@ -24,8 +36,9 @@ def one_error_line(err: str, needle: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["models", "list"])
-def test_models_lists_every_model_as_json(command):
-    rc, out, err = cli(command, "--json")
+def test_models_lists_every_model_as_json(command, capsys):
+    rc, out, err = cli(command, "--json") if command == "models" else \
+        in_process(capsys, command, "--json")
     assert rc == 0, err
     rows = json.loads(out)
     assert [r["model"] for r in rows] == solvers.available_models()
@@ -36,20 +49,20 @@ def test_models_lists_every_model_as_json(command):
         assert r["size_param"] == d["size_param"] and r["size_param"] in r["parameters"]
 
 
-def test_models_table_names_each_model_once():
-    rc, out, err = cli("models")
+def test_models_table_names_each_model_once(capsys):
+    rc, out, err = in_process(capsys, "models")
     assert rc == 0, err
     first_column = [ln.split("|")[0].strip() for ln in out.splitlines() if "|" in ln]
     for m in solvers.available_models():
         assert first_column.count(m) == 1
 
 
-def test_describe_json_is_the_schema_and_the_table_shows_every_parameter():
+def test_describe_json_is_the_schema_and_the_table_shows_every_parameter(capsys):
     rc, out, err = cli("describe", "shallow-water", "--json")
     assert rc == 0, err
     d = json.loads(out)
     assert d == json.loads(json.dumps(solvers.describe("shallow-water"), default=str))
-    rc, out, err = cli("describe", "shallow-water")
+    rc, out, err = in_process(capsys, "describe", "shallow-water")
     assert rc == 0, err
     assert out.splitlines()[0].startswith("shallow-water: ")
     header = next(ln for ln in out.splitlines() if ln.startswith("name "))
@@ -68,20 +81,21 @@ def test_describe_json_is_the_schema_and_the_table_shows_every_parameter():
         assert f["name"] in rows
 
 
-def test_describe_unknown_model_is_one_line():
-    rc, out, err = cli("describe", "nosuch")
+def test_describe_unknown_model_is_one_line(capsys):
+    rc, out, err = in_process(capsys, "describe", "nosuch")
     assert rc == 2 and out == ""
     one_error_line(err, "unknown model 'nosuch'; available models: heat-1d")
 
 
-def test_options_before_the_sub_command_apply_to_run():
+def test_options_before_the_sub_command_apply_to_run(capsys):
     rc, out, err = cli("--set", "nx=64", "--backend", "numpy", "-q", "run", "heat-1d",
                        "--set", "Fo=0.25", "--steps", "5", "--json")
     assert rc == 0, err
     s = json.loads(out)
     assert s["params"]["nx"] == 64 and s["params"]["Fo"] == 0.25 and s["backend"] == "numpy"
     assert err == ""  # -q before the sub-command counts too
-    rc, out, err = cli("run", "heat-1d", "--steps", "5", "--set", "nx=64", "-q", "--json")
+    rc, out, err = in_process(capsys, "run", "heat-1d", "--steps", "5", "--set", "nx=64", "-q",
+                              "--json")
     assert rc == 0 and json.loads(out)["params"]["nx"] == 64 and err == ""
 
 
@@ -97,8 +111,8 @@ def test_options_before_the_sub_command_apply_to_run():
     (("run", "heat-1d", "--steps", "1", "--frame-every", "2", "--frame-dt", "1"),
      "not allowed with argument"),
 ])
-def test_misplaced_or_conflicting_options_are_refused_in_one_line(args, needle):
-    rc, out, err = cli(*args)
+def test_misplaced_or_conflicting_options_are_refused_in_one_line(args, needle, capsys):
+    rc, out, err = cli(*args) if args[0] == "--model" else in_process(capsys, *args)
     assert rc == 2 and out == ""
     one_error_line(err, needle)
 
@@ -129,13 +143,21 @@ def _no_display_env(**extra):
     (("--model", "heat-1d"), {"DISPLAY": ":4711"}, "cannot connect to the X display ':4711'"),
     (("--model", "heat-1d"), {"QT_QPA_PLATFORM": "wayland"}, "no Wayland display"),
 ])
-def test_window_without_a_display_exits_2_before_qt(args, extra, needle):
-    rc, out, err = cli(*args, env=_no_display_env(**extra))
+def test_window_without_a_display_exits_2_before_qt(args, extra, needle, monkeypatch, capsys):
+    if not args:  # as the user meets it
+        rc, out, err = cli(*args, env=_no_display_env(**extra))
+    else:
+        for k in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+            monkeypatch.delenv(k, raising=False)
+        for k, v in extra.items():
+            monkeypatch.setenv(k, v)
+        rc, out, err = in_process(capsys, *args)
     assert rc == 2
     one_error_line(err, needle)
 
 
-def test_window_input_is_checked_before_the_display():
-    rc, out, err = cli("--model", "heat-1d", "--set", "nx=-1", env=_no_display_env())
+def test_window_input_is_checked_before_the_display(monkeypatch, capsys):
+    monkeypatch.delenv("DISPLAY", raising=False)
+    rc, out, err = in_process(capsys, "--model", "heat-1d", "--set", "nx=-1")
     assert rc == 2
     one_error_line(err, "'nx' = '-1' is out of range")
