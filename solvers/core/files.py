@@ -3,8 +3,9 @@
 `atomic_write(path)` yields a binary file object on a temporary file in the same folder; when the
 block ends without an exception the data is flushed to disk (fsync) and the temporary file is
 renamed over `path` (an atomic replace on POSIX), so readers see either the previous file or the
-complete new one. On an exception the temporary file is removed and the previous file is left as
-it was. Every checkpoint and export goes through it.
+complete new one. Only regular files are replaced (symlinks are followed; devices, FIFOs and
+directories refused). On an exception the temporary file is removed and the previous file is left
+as it was. Every checkpoint and export goes through it.
 """
 from __future__ import annotations
 
@@ -19,8 +20,19 @@ from .errors import ParameterError
 
 @contextlib.contextmanager
 def atomic_write(path, suffix: str | None = None):
-    """Context manager: a binary file whose contents replace `path` only once complete."""
+    """Context manager: a binary file whose contents replace `path` only once complete. A
+    symlink is followed (its target is replaced, the link kept); a path naming a directory,
+    device, FIFO or socket is refused (a rename would replace e.g. /dev/full itself)."""
     path = Path(path)
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        raise ParameterError(f"cannot write '{path}': it is not a regular file (a directory, "
+                             "device, FIFO or socket); allowed: a file name")
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
         raise ParameterError(f"cannot write '{path}': folder '{folder}' does not exist")

@@ -300,3 +300,19 @@ def test_kill_9_during_saves_never_damages_the_previous_checkpoint(tmp_path):
         assert sim.model == "heat-1d" and sim.steps >= 0
         assert [f.name for f in tmp_path.iterdir() if not f.name.startswith(".")] == ["state.npz"]
     assert sim.steps > 0  # the saves did replace the file in between
+
+
+def test_saves_replace_only_regular_files(saved, tmp_path):
+    """A rename over a device would replace the device node itself (as root: /dev/full)."""
+    sim, path = saved
+    os.mkfifo(tmp_path / "pipe.npz")
+    (tmp_path / "dir.npz").mkdir()
+    for target in (tmp_path / "pipe.npz", tmp_path / "dir.npz"):
+        with pytest.raises(ParameterError, match="is not a regular file"):
+            sim.save(target)
+    assert not any(p.name.startswith(".") for p in tmp_path.iterdir())
+    os.symlink(path, tmp_path / "link.npz")
+    sim.step(1)
+    sim.save(tmp_path / "link.npz")  # the link's target is replaced, the link kept
+    assert (tmp_path / "link.npz").is_symlink()
+    assert solvers.load(path, backend="numpy").steps == sim.steps
