@@ -60,7 +60,8 @@ def launch(model=None, scenario=None, params=None, backend="auto", dtype="float6
               f"{frames} frames drawn ({frames / wall:.3g} frames/s), "
               f"{v.get('dropped', 0)} dropped; last draw {v.get('draw_ms', float('nan')):.3g} ms, "
               f"kernel {v.get('kernel_ms', float('nan')):.3g} ms and transfer "
-              f"{v.get('transfer_ms', float('nan')):.3g} ms per frame", file=sys.stderr)
+              f"{v.get('transfer_ms', float('nan')):.3g} ms per frame; hand-over "
+              f"{v.get('transfer_path', '?')} ({v.get('transfer_reason', '')})", file=sys.stderr)
         QTimer.singleShot(300, shoot)
 
     def shoot():

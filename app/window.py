@@ -22,6 +22,7 @@ from pdestudio.solvers import ParameterError
 
 from .views import COLORMAPS, RANGE_MODES, ColorScale, make_view, view_modes
 from .views.base import BACKGROUND
+from .views.interop import transfer_path
 from .widgets.params import ParamPanel
 from .widgets.profiler import ProfilerPanel
 from .worker import SolverWorker
@@ -324,6 +325,7 @@ class MainWindow(QMainWindow):
             self.view.remove()
         self.view = make_view(self.canvas, self.info, self.mode_box.currentText())
         self.worker.submit("want", self.info.generation, self.view.needed(self.field))
+        self.worker.submit("transfer", *transfer_path(self.canvas, self.info.backend))
 
     def set_field(self, name: str):
         if self.info is None or name not in self.info.fields:

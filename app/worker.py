@@ -3,6 +3,11 @@ waits on the GPU), steps it in chunks, and hands the newest frame to the GUI thr
 mailbox (frames are dropped, never queued). Commands arrive through a queue and are handled
 between chunks, so pause, reset and edits answer within ~0.1 s even on a slow backend.
 
+The hand-over path (transfer.py) is the GUI's choice, sent with the `transfer` command after
+each new view: 'interop' (device frames copied into the view's textures through CUDA–OpenGL
+interop) when the canvas can take them, else pinned copies (CuPy) or plain copies (NumPy). The
+statistics carry the path in use and why; an interop failure at run time switches to pinned.
+
 Every error becomes a `message` signal (shown in the status bar), never a crash: a bad setup,
 mesh or initial condition leaves the current simulation untouched.
 """
@@ -21,6 +26,7 @@ from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
 from .frames import Frame, Mailbox, SimInfo
 from .transfer import make_copier
+from .views import interop
 
 MAX_FPS = 60.0         # frames produced per second at most (steps per frame sets the speed)
 CHUNK_S = 0.05         # a stepping call lasts about this long, so commands are handled quickly
@@ -51,6 +57,7 @@ class SolverWorker(QThread):
         self.lockstep = False
         self._chunk = 1
         self._copier = None
+        self.transfer = ("pinned", "")  # (path asked by the GUI, why)
         self._stop = False
         self._behind = False
         self._reset_stats()
@@ -117,7 +124,7 @@ class SolverWorker(QThread):
         info = SimInfo.of(sim, self.generation)
         was_running = self.running
         self.sim, self.info = sim, info
-        self._copier = make_copier(sim.backend)
+        self._copier = make_copier(sim.backend, self.transfer[0])
         self.mailbox.clear()
         self.wanted = list(dict.fromkeys(list(info.surfaces) + [info.default_field]))
         self._chunk = 1
@@ -132,6 +139,24 @@ class SolverWorker(QThread):
         if self.info is not None and generation == self.info.generation:
             self.wanted = [n for n in names if n in self.info.fields] or [self.info.default_field]
             self._publish(wait=True)
+
+    def _cmd_transfer(self, path, reason=""):
+        """The hand-over path the GUI can take ('interop' or 'pinned'; NumPy: host copies)."""
+        self.transfer = (path, reason)
+        if self.sim is not None and getattr(self._copier, "path", None) != path:
+            self._copier = make_copier(self.sim.backend, path)
+            self.mailbox.clear()
+            self._publish(wait=True)
+
+    def _transfer_state(self) -> tuple[str, str]:
+        """(path in use, why), switching to pinned copies once interop failed at run time."""
+        path = getattr(self._copier, "path", "?")
+        why = self.transfer[1]
+        if path == "interop" and interop.FAILED:
+            self.transfer = ("pinned", interop.FAILED)
+            self._copier = make_copier(self.sim.backend, "pinned")
+            path, why = "pinned", interop.FAILED
+        return path, why
 
     def _cmd_run(self, on):
         was = self.running
@@ -281,6 +306,7 @@ class SolverWorker(QThread):
             return
         n = a["steps"] if steps is None else steps
         frames = max(a["frames"], 1)
+        path, why = self._transfer_state()
         sps = n / span if span > 0 else 0.0
         self.stats.emit({
             "steps_per_s": sps, "cell_updates_per_s": sps * self.info.cells_per_step,
@@ -288,7 +314,8 @@ class SolverWorker(QThread):
             "frames_per_s": a["frames"] / span if span > 0 else 0.0,
             "dropped": self.mailbox.dropped, "t": self.sim.t, "steps": self.sim.steps,
             "steps_per_frame": a.get("spf", self.steps_per_frame), "backend": self.sim.backend,
-            "dtype": self.sim.dtype, "kernel": self.sim.kernel})
+            "dtype": self.sim.dtype, "kernel": self.sim.kernel,
+            "transfer_path": path, "transfer_reason": why})
         self._reset_stats()
 
 

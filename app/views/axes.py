@@ -1,6 +1,6 @@
 """Axes of the 3D views: the x and y edges of the domain at the foot of the picture with ticks
-labelled in the mesh's coordinates, and a vertical scale bar at one corner labelled in the units
-of what the height shows (a field's values for height surfaces, z for a curved mesh)."""
+labelled in the mesh's coordinates, and a vertical scale bar at the back corner labelled in the
+units of what the height shows (a field's values for height surfaces, z for a curved mesh)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,12 +13,17 @@ TEXT = (0.92, 0.92, 0.92, 1.0)
 
 
 class Axes3D:
-    def __init__(self, parent):
+    def __init__(self, parent, font_manager=None):
+        fm = font_manager
         self.lines = scene.visuals.Line(parent=parent, color=AXIS, connect="segments",
                                         antialias=False)
-        self.text = scene.visuals.Text(parent=parent, color=TEXT, font_size=7)
-        self.names = scene.visuals.Text(parent=parent, color=TEXT, font_size=8, bold=True)
-        self.lines.order = self.text.order = self.names.order = 2
+        self.text = scene.visuals.Text(parent=parent, color=TEXT, font_size=7, font_manager=fm)
+        self.ztext = scene.visuals.Text(parent=parent, color=TEXT, font_size=7, anchor_x="left",
+                                        font_manager=fm)
+        self.names = scene.visuals.Text(parent=parent, color=TEXT, font_size=8, bold=True,
+                                        anchor_y="bottom", font_manager=fm)
+        for v in (self.lines, self.text, self.ztext, self.names):
+            v.order = 2
 
     def set(self, xr, yr, zr, z_to_scene=lambda z: z, zname: str = "z") -> None:
         """x range, y range, the range zr of the height quantity (data units) and the map of
@@ -39,18 +44,23 @@ class Axes3D:
             segs += [[x0, v, zs0], [x0 - tick, v, zs0]]
             pos.append([x0 - gap, v, zs0])
             labels.append(s)
-        # the scale bar of the height at the corner (x0, y1)
-        segs += [[x0, y1, zs0], [x0, y1, zs1]]
-        zt = ticks(zr[0], zr[1], 5) if zr[1] > zr[0] else [zr[0]]
-        for v, s in zip(zt, tick_labels(zt)):
-            z = z_to_scene(v)
-            segs += [[x0, y1, z], [x0 - tick, y1 + tick, z]]
-            pos.append([x0 - gap, y1 + gap, z])
-            labels.append(s)
+        # the scale bar of the height at the back corner (x1, y1), above the picture's middle
+        zpos, zt = [], []
+        if zr[1] > zr[0]:
+            segs += [[x1, y1, zs0], [x1, y1, zs1]]
+            zt = ticks(zr[0], zr[1], 5)
+            for v in zt:
+                z = z_to_scene(v)
+                segs += [[x1, y1, z], [x1 + tick, y1 + tick, z]]
+                zpos.append([x1 + 1.5 * tick, y1 + 1.5 * tick, z])
         self.lines.set_data(pos=np.array(segs, np.float32))
         self.text.text = labels
         self.text.pos = np.array(pos, np.float32)
-        self.names.text = ["x", "y", zname]
+        self.ztext.visible = bool(zt)
+        if zt:
+            self.ztext.text = tick_labels(zt)
+            self.ztext.pos = np.array(zpos, np.float32)
+        self.names.text = ["x", "y", zname if zt else ""]
         self.names.pos = np.array([[0.5 * (x0 + x1), y0 - 2.2 * gap, zs0],
                                    [x0 - 2.2 * gap, 0.5 * (y0 + y1), zs0],
-                                   [x0, y1, zs1 + 0.6 * gap]], np.float32)
+                                   [x1, y1, zs1 + 0.5 * gap]], np.float32)

@@ -4,6 +4,8 @@ fields into the view's textures (textures.py: host arrays through gloo, device a
 CUDA–OpenGL interop)."""
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from vispy import scene
 from vispy.visuals.transforms import STTransform
@@ -15,6 +17,30 @@ from .visuals import lut_texture
 BACKGROUND = (0.11, 0.12, 0.14, 1.0)
 TEXT = (0.92, 0.92, 0.92, 1.0)
 COLORBAR_WIDTH = 118
+_FONTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def fonts(canvas):
+    """One glyph atlas per canvas for the views' own labels (VisPy gives every Text visual its
+    own, and rendering the glyphs again took about a second a view on the CPU)."""
+    from vispy.visuals.text.text import FontManager
+    if canvas not in _FONTS:
+        _FONTS[canvas] = FontManager(method="cpu")
+    return _FONTS[canvas]
+
+
+def share_fonts(node, fm) -> None:
+    """Point every Text visual under `node` (labels, axes) at the canvas's glyph atlas."""
+    from vispy.visuals.text.text import TextVisual
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        for v in [n] + list(getattr(n, "_subvisuals", [])):
+            if isinstance(v, TextVisual) and v._font_manager is not fm:
+                v._font_manager = fm
+                v._update_font()
+        stack.extend(getattr(n, "children", []))
+        stack.extend(v for v in getattr(n, "_subvisuals", []) if hasattr(v, "_subvisuals"))
 
 
 class ColorBar(scene.Widget):
@@ -24,7 +50,7 @@ class ColorBar(scene.Widget):
 
     TOP, BOTTOM, BAR = 30, 12, 16
 
-    def __init__(self):
+    def __init__(self, font_manager=None):
         super().__init__()
         self.unfreeze()
         self.width_min = self.width_max = COLORBAR_WIDTH
@@ -34,9 +60,11 @@ class ColorBar(scene.Widget):
         self.lines = scene.visuals.Line(parent=self, color=TEXT, connect="segments",
                                         antialias=False)
         self.labels = scene.visuals.Text(parent=self, color=TEXT, font_size=7,
-                                         anchor_x="left", anchor_y="center")
+                                         anchor_x="left", anchor_y="center",
+                                         font_manager=font_manager)
         self.heading = scene.visuals.Text("", parent=self, color=TEXT, font_size=8,
-                                          anchor_x="left", anchor_y="center")
+                                          anchor_x="left", anchor_y="center",
+                                          font_manager=font_manager)
         self.state = ("viridis", 0.0, 1.0, "")
         self._cmap = "viridis"
         self.events.resize.connect(lambda e: self._layout())
@@ -113,6 +141,7 @@ class View:
         self.grid.add_widget(self.title, row=0, col=0, col_span=3)
         self.colorbar = None
         self._colorbar_wanted = colorbar
+        self._fonts_shared = False
         self._luts: dict = {}
         self.textures: dict[str, FieldTexture] = {}
         self.upload_path = ""  # 'host' or 'interop': how the last frame reached the GPU
@@ -133,9 +162,12 @@ class View:
         if not self._colorbar_wanted:
             return
         if self.colorbar is None:
-            self.colorbar = ColorBar()
+            self.colorbar = ColorBar(fonts(self.canvas))
             self.grid.add_widget(self.colorbar, row=row, col=col, row_span=row_span)
         self.colorbar.set(scale.cmap, limits[0], limits[1], self._label(field))
+        if not self._fonts_shared:
+            share_fonts(self.grid, fonts(self.canvas))
+            self._fonts_shared = True
 
     def lut(self, cmap: str):
         """The colour map's texture (made once per map)."""

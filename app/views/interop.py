@@ -112,6 +112,16 @@ def gl_handle(canvas, texture) -> int:
 
 
 _SESSIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+FAILED = ""  # why interop failed at run time (the solver thread then hands over pinned copies)
+
+
+def transfer_path(canvas, backend: str) -> tuple[str, str]:
+    """The hand-over path for fields of `backend` drawn on `canvas`, and why: 'interop' where
+    CUDA–OpenGL interop works on this canvas's context, else 'pinned' (CuPy) or 'host'."""
+    s, why = probe(canvas, backend)
+    if s is not None:
+        return "interop", why
+    return ("pinned" if backend == "cupy" else "host"), why
 
 
 def session(canvas):
@@ -129,6 +139,11 @@ def probe(canvas, backend: str):
     old = _SESSIONS.get(canvas)
     if old is not None and old.broken is None:
         return old, old.description
+    if old is not None:
+        return None, old.broken
+    from .textures import gl_ready
+    if not gl_ready(canvas):
+        return None, "no CUDA–OpenGL interop: the canvas has no OpenGL context yet"
     try:
         s = GLInterop(canvas)
         s.self_test()

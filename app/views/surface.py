@@ -20,7 +20,7 @@ import numpy as np
 from vispy import scene
 
 from .axes import Axes3D
-from .base import View, add_axis
+from .base import View, add_axis, fonts
 from .colors import ColorScale
 from .textures import software_renderer
 from .visuals import HeightFieldNode, ImageNode, Tiles
@@ -71,7 +71,7 @@ class SurfaceView(View):
         self.mids: list = []  # mid-height of each surface at the fit (which lies above)
         self.geometry = ""
         self.vb.camera = scene.TurntableCamera(fov=40, elevation=32, azimuth=-50)
-        self.axes = Axes3D(self.vb.scene)
+        self.axes = Axes3D(self.vb.scene, fonts(canvas))
         self.reset_camera()
 
     def needed(self, field):
@@ -145,6 +145,7 @@ class SurfaceView(View):
             node.set_z(zmid, zscale)
         name = self.names[0] or heights[0]
         unit = self.info.fields[name].get("unit") or ""
+        name = name if len(heights) == 1 else "height"
         self.axes.set(self.xr, self.yr, (zlo, zhi), lambda z: (z - zmid) * zscale,
                       f"{name} [{unit}]" if unit else name)
         self.fit = (tuple(heights), zmid, zscale, zlo, zhi)

@@ -188,7 +188,7 @@ class Upload:
             try:
                 ev = s.copy(self.device_ops, self.frame.ready if self.frame else None)
             except Exception as e:  # noqa: BLE001  (the fallback, said once, with the reason)
-                s.broken = f"CUDA–OpenGL interop failed: {e}"
+                s.broken = interop.FAILED = f"CUDA–OpenGL interop failed: {e}"
                 for tex, arr, row0 in self.device_ops:
                     ft = _Packed(tex)
                     self._host_set(ft, self._readback(arr).reshape(-1) if ft.packed

@@ -14,7 +14,7 @@ import numpy as np
 from vispy import scene
 
 from .axes import Axes3D
-from .base import View
+from .base import View, fonts
 from .colors import ColorScale
 from .meshvisual import MeshGeometry, MeshNode
 from .surface import other_color, set_see_through
@@ -39,7 +39,7 @@ class TriMeshView(View):
         self.layout = None
         self.fit = None
         self.vb.camera = scene.TurntableCamera(fov=40)
-        self.axes = Axes3D(self.vb.scene)
+        self.axes = Axes3D(self.vb.scene, fonts(canvas))
         lo, hi = pts.min(axis=0), pts.max(axis=0)
         self.xr, self.yr = (lo[0], hi[0]), (lo[1], hi[1])
         if not self.heights:
@@ -123,6 +123,7 @@ class TriMeshView(View):
         self.fit = (tuple(hnames), zmid, zscale, mids)
         name = self.names[0] or hnames[0]
         unit = self.info.fields[name].get("unit") or ""
+        name = name if len(hnames) == 1 else "height"
         self.axes.set(self.xr, self.yr, (zlo, zhi), lambda z: (z - zmid) * zscale,
                       f"{name} [{unit}]" if unit else name)
 

@@ -21,8 +21,8 @@ def si(v: float, unit: str = "") -> str:
 class ProfilerPanel(QWidget):
     measure = Signal()
 
-    ROWS = (("backend", "backend"), ("kernel_ms", "kernel / frame"),
-            ("transfer_ms", "transfer / frame"), ("draw_ms", "draw / frame"),
+    ROWS = (("backend", "backend"), ("transfer_path", "hand-over"),
+            ("kernel_ms", "kernel / frame"), ("transfer_ms", "transfer / frame"), ("draw_ms", "draw / frame"),
             ("steps_per_s", "steps / s"), ("cell_updates_per_s", "cell updates / s"),
             ("frames_per_s", "frames / s (solver)"), ("shown_per_s", "frames / s (screen)"),
             ("dropped", "dropped frames"), ("steps_per_frame", "steps / frame"))
@@ -55,6 +55,7 @@ class ProfilerPanel(QWidget):
         fmt = {
             "backend": lambda: f"{v.get('backend', '?')} {v.get('dtype', '')} "
                                f"({v.get('kernel', '')})",
+            "transfer_path": lambda: v["transfer_path"],
             "kernel_ms": lambda: f"{v['kernel_ms']:.3g} ms",
             "transfer_ms": lambda: f"{v['transfer_ms']:.3g} ms",
             "draw_ms": lambda: f"{v['draw_ms']:.3g} ms",
@@ -70,6 +71,8 @@ class ProfilerPanel(QWidget):
                 self.labels[key].setText(f())
             except KeyError:
                 pass
+        if "transfer_reason" in v:
+            self.labels["transfer_path"].setToolTip(v["transfer_reason"])
 
     def show_speedup(self, r: dict) -> None:
         rate, steps, secs = r["rate"]
