@@ -187,14 +187,16 @@ class PinnedCopier(_DeviceSnapshots):
                                         self.side.ptr)
         end.record(self.side)
         self.readout_done = end  # the staging snapshot is free again once read out
-        self.pending = (slot, list(arrays), start, end, t, steps, generation)
+        # (`ranges` is kept alive until the copy reading it ran: a freed block could be
+        # reused by the compute stream before the side stream read it)
+        self.pending = (slot, list(arrays), start, end, t, steps, generation, ranges)
         return True
 
     def poll(self, wait: bool = False) -> Frame | None:
         """The finished frame, or None while the copy is in flight (wait=True blocks)."""
         if self.pending is None:
             return None
-        slot, names, start, end, t, steps, gen = self.pending
+        slot, names, start, end, t, steps, gen, _ = self.pending
         if not wait and not end.done:
             return None
         end.synchronize()
@@ -235,7 +237,7 @@ class DeviceCopier(_DeviceSnapshots):
             cp.cuda.runtime.memcpyAsync(rb.ctypes.data, ranges.data.ptr, ranges.nbytes, 2,
                                         self.side.ptr)
         end.record(self.side)
-        self.pending = (slot, snaps, ready, start, end, t, steps, generation)
+        self.pending = (slot, snaps, ready, start, end, t, steps, generation, ranges)
         return True
 
     def cupyx_pinned(self, shape):
@@ -246,7 +248,7 @@ class DeviceCopier(_DeviceSnapshots):
         """The frame once its ranges reached the host (the fields stay on the device)."""
         if self.pending is None:
             return None
-        slot, snaps, ready, start, end, t, steps, gen = self.pending
+        slot, snaps, ready, start, end, t, steps, gen, _ = self.pending
         if not wait and not end.done:
             return None
         end.synchronize()

@@ -4,6 +4,7 @@ fields into the view's textures (textures.py: host arrays through gloo, device a
 CUDA–OpenGL interop)."""
 from __future__ import annotations
 
+import time
 import weakref
 
 import numpy as np
@@ -145,6 +146,7 @@ class View:
         self._luts: dict = {}
         self.textures: dict[str, FieldTexture] = {}
         self.upload_path = ""  # 'host' or 'interop': how the last frame reached the GPU
+        self.upload_s = 0.0     # host time the last frame's upload took (the GUI thread's)
         self.limits = (0.0, 1.0)
 
     # -- helpers --------------------------------------------------------------------------
@@ -186,11 +188,13 @@ class View:
     def upload(self, frame, names) -> dict:
         """Every field in `names` of the frame into its texture, now; returns their finite
         ranges (the frame's, or computed here for frames made without them)."""
+        t0 = time.perf_counter()
         up = Upload(self.canvas, frame)
         for n in dict.fromkeys(names):
             v = frame.fields[n]
             up.field(self.texture(n, np.shape(v)), v)
         self.upload_path = up.finish() or self.upload_path
+        self.upload_s = time.perf_counter() - t0
         return ranges_of(frame, names)
 
     # -- interface ------------------------------------------------------------------------

@@ -104,6 +104,7 @@ def check(status: int, what: str) -> None:
 
 def gl_handle(canvas, texture) -> int:
     """The OpenGL name of a gloo texture (its GLIR commands flushed first)."""
+    canvas.context.glir.associate(texture.glir)
     canvas.context.flush_commands()
     obj = canvas.context.shared.parser.get_object(texture.id)
     if obj is None or getattr(obj, "handle", -1) in (-1, None, 0):
@@ -274,9 +275,9 @@ class GLInterop:
             raise InteropError(f"array of shape {a.shape} does not fit texture {tex.shape[:2]}")
         base = int(a.data.ptr)
         if rows:
-            self._memcpy(base, row_bytes, arr, row0, row_bytes, rows)
+            self._memcpy(base, row_bytes, arr.value, row0, row_bytes, rows)
         if tail:
-            self._memcpy(base + rows * row_bytes, tail * 4, arr, row0 + rows, tail * 4, 1)
+            self._memcpy(base + rows * row_bytes, tail * 4, arr.value, row0 + rows, tail * 4, 1)
 
     def _memcpy(self, src, pitch, dst_array, dst_row, width_bytes, height) -> None:
         p = CUDA_MEMCPY2D()

@@ -11,6 +11,7 @@ s-th: level of detail by sampling, the panel is a few hundred pixels wide).
 """
 from __future__ import annotations
 
+import time
 from collections import deque
 
 import numpy as np
@@ -67,10 +68,12 @@ class LineView(View):
         ft = self.texture(field, (self.n,))
         self.head = (self.head + 1) % ROWS
         self.count = min(self.count + 1, ROWS)
+        t0 = time.perf_counter()
         up = Upload(self.canvas, frame)
         up.field(ft, v)
         up.row(self.ring, v, self.head, self.s_st)
         self.upload_path = up.finish() or self.upload_path
+        self.upload_s = time.perf_counter() - t0
         if self.line is None:
             self.line = LineNode(self.x, ft, parent=self.plot.scene)
         self.line.set_field(ft)

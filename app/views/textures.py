@@ -95,15 +95,14 @@ class FieldTexture:
         return v
 
     def device_block(self, values, stream):
-        """A contiguous float32 device array as the texture holds it (a strided copy on
-        `stream` only beyond MAX_TEXTURE)."""
-        if self.packed:
-            return values.reshape(-1)
-        if self.stride > 1:
-            import cupy as cp
+        """A contiguous float32 device array as the texture holds it (a copy on `stream`, which
+        waited for the frame, only beyond MAX_TEXTURE or for another dtype)."""
+        import cupy as cp
+        v = values.reshape(-1) if self.packed else values[::self.stride, ::self.stride]
+        if v.dtype != cp.float32 or not v.flags.c_contiguous:
             with stream:
-                return cp.ascontiguousarray(values[::self.stride, ::self.stride])
-        return values
+                v = cp.ascontiguousarray(v, dtype=cp.float32)
+        return v
 
 
 class Upload:
@@ -135,15 +134,19 @@ class Upload:
                 with s.stream:
                     if self.frame is not None and self.frame.ready is not None:
                         s.stream.wait_event(self.frame.ready)
-                    v = cp.ascontiguousarray(values[::stride][:ft.tex_shape[1]])
+                    v = cp.ascontiguousarray(values[::stride][:ft.tex_shape[1]],
+                                             dtype=cp.float32)
+                attach(self.canvas, ft.texture)
                 self.device_ops.append((ft.texture, v, row))
                 return
             values = self._readback(values)
         v = np.ascontiguousarray(np.asarray(values)[::stride][:ft.tex_shape[1]], np.float32)
+        attach(self.canvas, ft.texture)
         ft.texture.set_data(v.reshape(1, -1, 1), offset=(row, 0), copy=self.copy)
         self.host += 1
 
     def _host_set(self, ft: FieldTexture, block: np.ndarray, row0: int) -> None:
+        attach(self.canvas, ft.texture)
         if ft.packed:
             w = ft.tex_shape[1]
             full, tail = divmod(block.size, w)
@@ -162,8 +165,9 @@ class Upload:
         if s is None or s.broken is not None:
             self._host_set(ft, ft.host_block(self._readback(values)), row0)
             return
-        if ft.stride > 1 and self.frame is not None and self.frame.ready is not None:
-            s.stream.wait_event(self.frame.ready)
+        if self.frame is not None and self.frame.ready is not None:
+            s.stream.wait_event(self.frame.ready)  # (before any conversion on that stream)
+        attach(self.canvas, ft.texture)
         self.device_ops.append((ft.texture, ft.device_block(values, s.stream), row0))
 
     def _readback(self, values) -> np.ndarray:
@@ -210,6 +214,13 @@ class _Packed:
         self.texture = texture
         self.tex_shape = tuple(texture.shape[:2])
         self.packed = True
+
+
+def attach(canvas, texture) -> None:
+    """Put a texture's GLIR commands on the canvas's queue (VisPy does that only when a program
+    first draws with it), so `flush` runs them now: a new texture's first data is copied by
+    OpenGL before the frame's buffers are handed back, and exists for CUDA to register."""
+    canvas.context.glir.associate(texture.glir)
 
 
 def gl_ready(canvas) -> bool:

@@ -9,6 +9,9 @@ the window's view on an offscreen canvas (EGL) in the reader thread.
     python -m benchmarks.app.handover_bench mean-curvature shallow-water --size 1024 --backend cupy
     python -m benchmarks.app.handover_bench mean-curvature --size 1024 --render   # + drawing
 
+`drawing_rate` (used by view_bench --solver) is the same loop with a screen thread that draws
+at most 60 frames/s with the window's view, on either hand-over path (pinned or interop).
+
 It uses the public API (`solvers.create`, `solvers.describe`, `Simulation.device_fields`) and the
 app's own hand-over pieces (frames, transfer, export), which are what it measures.
 """
@@ -107,6 +110,93 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
             "transfer_ms_median": 1e3 * float(np.median(transfer)) if transfer else None,
             "draw_ms_median": 1e3 * float(np.median(draw)) if draw else None,
             "drawn_by": how[0], "steps_per_frame": chunk}
+
+
+def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -> dict:
+    """The solver loop of `handover_rate` while a screen thread draws the newest frame at most
+    `fps` times a second with the window's view on an offscreen canvas (EGL). `path`: 'pinned'
+    (host frames: pinned copies on CuPy, plain copies on NumPy) or 'interop' (device frames
+    copied into the view's textures through CUDA–OpenGL interop, where the canvas can)."""
+    from pdestudio.app.views import ColorScale, interop, make_view
+
+    from .offscreen import draw, offscreen_canvas, renderer_name
+    info = SimInfo.of(sim)
+    box, stop, ready = Mailbox(), threading.Event(), threading.Event()
+    state: dict = {"draw": [], "handover": [], "shown": 0}
+
+    def screen():
+        try:
+            canvas = offscreen_canvas()
+            canvas.render()
+            view = make_view(canvas, info)
+            if path == "interop":
+                state["path"], state["why"] = interop.transfer_path(canvas, sim.backend)
+            else:
+                state["path"] = "pinned" if sim.backend == "cupy" else "host"
+                state["why"] = "asked for"
+            state["names"] = view.needed(info.default_field)
+            state["drawn_by"] = "VisPy/OpenGL (EGL, offscreen) on " + renderer_name()
+        except Exception as e:  # noqa: BLE001  (reported in the row)
+            state["error"] = f"{type(e).__name__}: {e}"
+            return
+        finally:
+            ready.set()
+        scale, due = ColorScale(), time.perf_counter()
+        session = interop.session(canvas)
+        while not stop.is_set():
+            now = time.perf_counter()
+            if now < due:
+                time.sleep(due - now)
+                continue
+            due = max(due + 1.0 / fps, now)
+            f = box.take()
+            if f is None:
+                continue
+            t0 = time.perf_counter()
+            view.set_frame(f, info.default_field, scale)
+            draw(canvas)
+            state["draw"].append(time.perf_counter() - t0)
+            f.done()
+            state["shown"] += 1
+            gpu_copy = session.last_copy_ms / 1e3 if session is not None and \
+                session.last_copy_ms is not None else 0.0
+            state["handover"].append(f.transfer_s + gpu_copy + view.upload_s)
+        view.remove()
+        canvas.close()
+
+    th = threading.Thread(target=screen, daemon=True)
+    th.start()
+    ready.wait()
+    if "error" in state:
+        raise RuntimeError(f"no offscreen drawing: {state['error']}")
+    copier = make_copier(sim.backend, state["path"])
+    names = state["names"]
+    chunk, steps, frame_s = 1, 0, 1.0 / fps
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        c0 = time.perf_counter()
+        sim.step(chunk)
+        steps += chunk
+        if time.perf_counter() - c0 < 0.5 * frame_s:
+            chunk *= 2
+        done = copier.poll()
+        if done is not None:
+            box.put(done)
+        copier.submit(sim.device_fields(names), sim.t, sim.steps, 0)
+        if not copier.busy:
+            box.put(copier.poll(wait=True))
+    synchronize()
+    wall = time.perf_counter() - t0
+    stop.set()
+    th.join()
+    box.clear()
+    med = (lambda xs: 1e3 * float(np.median(xs[2:] if len(xs) > 4 else xs)) if xs  # noqa: E731
+           else float("nan"))  # the first two frames compile shaders and render glyphs
+    return {"steps_per_s": steps / wall, "steps": steps, "frames_shown_per_s":
+            state["shown"] / wall, "draw_ms_median": med(state["draw"]),
+            "handover_ms_median": med(state["handover"]), "path_used": state["path"],
+            "path_reason": state["why"], "drawn_by": state["drawn_by"],
+            "steps_per_frame": chunk}
 
 
 def main(argv=None) -> int:

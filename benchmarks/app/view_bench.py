@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import time
@@ -30,7 +29,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-SIZE = (832, 640)  # the window's canvas
+from .offscreen import SIZE, draw, offscreen_canvas, renderer_name
+
 DEFAULT_CASES = ("surface-512", "surface-1024", "surface-2048", "surface-4096", "surface2-1024",
                  "image-512", "image-1024", "image-2048", "image-4096", "line-2^20",
                  "mesh-100k", "mesh-1M", "cells-1M")
@@ -124,40 +124,17 @@ def problem(case: str):
     raise SystemExit(f"unknown case '{case}'; cases look like: " + ", ".join(DEFAULT_CASES))
 
 
-# ---- the canvas --------------------------------------------------------------------------------
-def offscreen_canvas(size=SIZE):
-    """An offscreen SceneCanvas on EGL (as the headless exports draw)."""
-    import vispy.app
-    from vispy import scene
-
-    from pdestudio.app.views.base import BACKGROUND
-    os.environ.setdefault("EGL_PLATFORM", "surfaceless")
-    app = vispy.app.Application(os.environ.get("VISPY_APP_BACKEND", "egl"))
-    return scene.SceneCanvas(size=size, show=False, app=app, bgcolor=BACKGROUND)
-
-
-def renderer_name() -> str:
-    from vispy.gloo import gl
-    try:
-        return str(gl.glGetParameter(gl.GL_RENDERER))
-    except Exception as e:  # noqa: BLE001  (a name only)
-        return f"? ({e})"
-
-
-def draw(canvas) -> None:
-    """Draw the whole canvas now and wait until the GPU has finished it."""
-    from vispy.gloo import gl
-    canvas.set_current()
-    canvas.events.draw(region=None)
-    gl.glFinish()
-
-
 def measure_case(canvas, case: str, frames: int, path: str) -> dict:
     from pdestudio.app.frames import Frame
     from pdestudio.app.views import ColorScale, make_view
     info, mode, field, data = problem(case)
     if path == "interop":
         import cupy as cp
+
+        from pdestudio.app.views import interop
+        session, why = interop.probe(canvas, "cupy")
+        if session is None:
+            raise SystemExit(f"--path interop: {why}")
         data = [{k: cp.asarray(v) for k, v in d.items()} for d in data]
     view = make_view(canvas, info, mode)
     scale = ColorScale()
@@ -176,7 +153,8 @@ def measure_case(canvas, case: str, frames: int, path: str) -> dict:
     finally:
         view.remove()
     med = statistics.median(times)
-    how = getattr(view, "transfer_note", lambda: "")() if hasattr(view, "transfer_note") else ""
+    how = " ".join(s for s in (getattr(view, "upload_path", ""), getattr(view, "geometry", ""))
+                   if s)
     return {"case": case, "path": path, "frames": len(times), "draw_ms_median": 1e3 * med,
             "draw_ms_min": 1e3 * min(times), "frames_per_s": 1.0 / med,
             "first_two_frames_s": setup, "upload": how}

@@ -1,6 +1,7 @@
 """The frame hand-over (Qt-free, so the GPU machine runs it too): the mailbox keeps only the
-newest frame; copies are snapshots (the solver may overwrite its arrays at once); pinned slots
-are reused only after the GUI released them; CuPy is never imported on the NumPy backend."""
+newest frame; copies are float32 snapshots (the solver may overwrite its arrays at once) with
+their finite ranges; pinned slots are reused only after the GUI released them; CuPy is never
+imported on the NumPy backend. The interop path's device frames: tests/app/test_views_gpu.py."""
 import subprocess
 import sys
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from pdestudio.app.frames import Frame, Mailbox
-from pdestudio.app.transfer import HostCopier, make_copier
+from pdestudio.app.transfer import COUNTS, HostCopier, make_copier
 
 
 def test_mailbox_keeps_only_the_newest_frame_and_counts_drops():
@@ -22,14 +23,28 @@ def test_mailbox_keeps_only_the_newest_frame_and_counts_drops():
     assert box.wait_taken(0.01)
 
 
-def test_host_copies_are_snapshots():
+def test_host_copies_are_float32_snapshots_with_finite_ranges():
     a = np.arange(5.0)
+    b = np.array([np.nan, 2.0, -np.inf, 3.5])
     c = HostCopier()
-    assert c.submit({"a": a}, 0.5, 7, 1)
+    assert c.submit({"a": a, "b": b}, 0.5, 7, 1)
     a[:] = -1  # the solver goes on
     f = c.poll()
     np.testing.assert_array_equal(f.fields["a"], np.arange(5.0))
+    assert f.fields["a"].dtype == np.float32
+    assert f.ranges == {"a": (0.0, 4.0), "b": (2.0, 3.5)}
     assert (f.t, f.steps, f.generation) == (0.5, 7, 1) and f.transfer_s >= 0
+    assert c.submit({"c": np.full(3, np.nan)}, 0, 0, 0) and c.poll().ranges == {"c": None}
+
+
+def test_copy_counter_and_copier_choice():
+    COUNTS.reset()
+    COUNTS.add("host_to_gl", 2)
+    COUNTS.add("host_to_gl")
+    assert COUNTS.snapshot() == {"host_to_gl": 3}
+    COUNTS.reset()
+    assert COUNTS.snapshot() == {}
+    assert make_copier("numpy", "interop").path == "host"  # NumPy fields are on the host
 
 
 def test_numpy_backend_never_imports_cupy():
@@ -76,4 +91,5 @@ def test_pinned_handover_on_a_model():
     sim.step(10)  # runs while the copy may still be in flight
     f = c.poll(wait=True)
     ref = solvers.create("heat-1d", backend="numpy", nx=4096)
-    np.testing.assert_array_equal(f.fields["T"], ref.fields()["T"])
+    np.testing.assert_array_equal(f.fields["T"], ref.fields()["T"].astype(np.float32))
+    assert f.ranges["T"] == (float(f.fields["T"].min()), float(f.fields["T"].max()))
