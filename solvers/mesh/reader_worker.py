@@ -18,15 +18,25 @@ Protocol: length-prefixed frames (8 bytes little-endian, then the payload). A re
 """
 from __future__ import annotations
 
-import json
-import mmap
-import os
-import re
-import struct
 import sys
-import warnings
+
+# Run as a script, Python puts this file's folder first on sys.path, where solvers/mesh's own
+# modules (io.py, ...) would shadow the standard library's: take it off before anything else.
+if __name__ == "__main__" and sys.path and sys.path[0] and \
+        __import__("os").path.realpath(sys.path[0]) == \
+        __import__("os").path.dirname(__import__("os").path.realpath(__file__)):
+    del sys.path[0]
+
+import json  # noqa: E402
+import mmap  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import select  # noqa: E402
+import struct  # noqa: E402
+import warnings  # noqa: E402
 
 MIN_BYTES = {"ascii": (6, 6), "binary": (12, 13)}  # bytes per vertex, per face at the least
+IDLE = 300.0  # seconds without a request after which the worker exits (the parent starts anew)
 INFLATE_FACTOR = 64
 INFLATE_BASE = 64 << 20
 PLY_TYPES = {"char": 1, "uchar": 1, "int8": 1, "uint8": 1, "short": 2, "ushort": 2, "int16": 2,
@@ -318,6 +328,8 @@ def serve_stdio() -> None:
     sys.stdout = sys.stderr
     _warm()
     while True:
+        if not select.select([0], [], [], IDLE)[0]:
+            return
         head = _read_exact(0, 8)
         if head is None:
             return
@@ -337,6 +349,8 @@ def serve_connection(conn) -> None:
     _warm()
     while True:
         try:
+            if not conn.poll(IDLE):
+                return
             req = json.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return

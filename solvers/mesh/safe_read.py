@@ -19,7 +19,8 @@ naming the file and the reason:
 
 The worker is started once and reused (reading a normal file costs milliseconds after the first,
 which pays ~0.3 s to start Python, NumPy and meshio); it exits when its input closes, i.e. with
-the process that started it. Generated meshes never come here.
+the process that started it, or after 5 minutes without a request. Generated meshes never come
+here.
 """
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ ALLOWED = "OBJ, PLY, STL, OFF, VTK, VTU, Gmsh (.msh)"
 MAX_BYTES = int(os.environ.get("PDESTUDIO_MESH_MAX_BYTES", 2 * 10**9))
 TIMEOUT = float(os.environ.get("PDESTUDIO_MESH_TIMEOUT", 30.0))
 WORKER = Path(__file__).with_name("reader_worker.py")
+IDLE = 300.0  # the worker exits after this long without a request (reader_worker.IDLE)
 
 
 def check_file(path) -> tuple[Path, int, str]:
@@ -85,6 +87,7 @@ class _Worker:
 
     def __init__(self):
         self.conn = None
+        self.last = time.monotonic()
         env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
                "MKL_NUM_THREADS": "1"}
         if getattr(sys, "frozen", False) or os.environ.get("PDESTUDIO_MESH_WORKER") == "spawn":
@@ -101,6 +104,10 @@ class _Worker:
                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                          env=env, close_fds=True)
             self.fd = self.proc.stdout.fileno()
+
+    def fresh(self) -> bool:
+        """Running, and not about to exit for idleness (reader_worker.IDLE)."""
+        return self.alive() and time.monotonic() - self.last < IDLE - 30
 
     def alive(self) -> bool:
         if self.conn is not None:
@@ -188,9 +195,10 @@ def read_arrays(path, timeout: float | None = None) -> tuple[np.ndarray, np.ndar
     with _lock:
         deadline = time.monotonic() + timeout
         for attempt in (0, 1):
-            if _worker is None or not _worker.alive():
+            if _worker is None or not _worker.fresh():
                 _stop()
                 _worker = _Worker()
+            _worker.last = time.monotonic()
             try:
                 _worker.send(request)
                 head = json.loads(_worker.recv(deadline))
