@@ -148,10 +148,12 @@ class Outputs:
         if series and not (a.export_every or a.export_dt):
             raise OutputError(f"time series '{a.export_data}' needs --export-every K (steps) or "
                               "--export-dt DT (simulated time)")
-        if (a.frame_every or a.frame_dt or a.range) and not a.export_video:
-            opt = "--frame-every" if a.frame_every else "--frame-dt" if a.frame_dt else "--range"
-            if not (opt == "--range" and a.export_image):
-                raise OutputError(f"{opt} applies to a video: give --export-video OUT.mp4|gif")
+        if (a.frame_every or a.frame_dt) and not a.export_video:
+            opt = "--frame-every" if a.frame_every else "--frame-dt"
+            raise OutputError(f"{opt} applies to a video: give --export-video OUT.mp4|gif")
+        if a.range and not (a.export_video or a.export_image):
+            raise OutputError("--range applies to pictures: give --export-video or "
+                              "--export-image")
 
     # ---- once the simulation exists, before the first step -------------------------------
     def check_for(self, sim) -> None:

@@ -58,6 +58,7 @@ SLOW_RUN = ("run", "heat-1d", "--backend", "numpy", "--steps", "1000000000", "-q
     (("--export-video", "{d}/v.gif", "--fps", "0"), "--fps must be an integer in [1, 240]"),
     (("--export-image", "{d}/i.png", "--field", "nosuch"), "unknown field 'nosuch'"),
     (("--export-image", "{d}/i.png", "--range", "2,1"), "LO,HI must be finite with LO < HI"),
+    (("--range", "auto"), "--range applies to pictures"),
 ])
 def test_outputs_are_checked_before_the_first_step(tmp_path, extra, needle, capsys):
     t0 = time.perf_counter()
