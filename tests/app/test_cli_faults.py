@@ -79,7 +79,8 @@ sys.exit(main(sys.argv[1:]))
 
 
 @pytest.mark.parametrize("option,name", [("--save", "s.npz"), ("--export-data", "d.vti"),
-                                         ("--export-video", "v.gif")])
+                                         ("--export-video", "v.gif"),
+                                         ("--export-image", "i.png")])
 def test_a_full_disk_names_the_file_and_keeps_the_previous_one(tmp_path, option, name):
     path = tmp_path / name
     path.write_bytes(b"previous")
