@@ -22,6 +22,7 @@
 //              hist[k] and clears the other lambda slot for the next step. Then n += dt dn/dt,
 //              c += dt dc/dt in place (purely per vertex).
 #include "clock.cuh"
+#include "real.cuh"
 
 template <typename T> struct Fx;
 template <> struct Fx<float> {
@@ -82,7 +83,7 @@ __global__ void cx_rates(const T* __restrict__ fn, const T* __restrict__ fc,
         rate_n[i] = flux / a + sr * ni * (Ncap - ni);
         rate_c[i] = lapc / a + s * (ni / (T(1) + ni) - ci);
         lam = loss / a + sr * fmax(ni - Ncap, T(0)) + T(0);  // + 0: never -0
-        if (!(lam == lam)) lam = T(INFINITY);
+        if (!(lam == lam)) lam = real_inf<T>();
     }
     // block maximum: warp shuffles, then the warps' maxima through shared memory
     for (int w = 16; w > 0; w >>= 1) lam = fmax(lam, __shfl_down_sync(0xffffffffu, lam, w));

@@ -39,6 +39,8 @@ static float __fmul_rn(float a, float b) { return a * b; }
 static double __dmul_rn(double a, double b) { return a * b; }
 static int __float_as_int(float v) { int i; std::memcpy(&i, &v, 4); return i; }
 static long long __double_as_longlong(double v) { long long i; std::memcpy(&i, &v, 8); return i; }
+static float __int_as_float(int i) { float v; std::memcpy(&v, &i, 4); return v; }
+static double __longlong_as_double(long long i) { double v; std::memcpy(&v, &i, 8); return v; }
 static int atomicMax(int* p, int v) { int o = *p; if (v > o) *p = v; return o; }
 static long long atomicMax(long long* p, long long v) { long long o = *p; if (v > o) *p = v; return o; }
 """
