@@ -1,6 +1,7 @@
 """Axes of the 3D views: the x and y edges of the domain at the foot of the picture with ticks
-labelled in the mesh's coordinates, and a vertical scale bar at the back corner labelled in the
-units of what the height shows (a field's values for height surfaces, z for a curved mesh)."""
+labelled in the mesh's coordinates, and a vertical scale bar at the right corner labelled in
+the units of what the height shows (a field's values for height surfaces, z for a curved
+mesh). They are drawn over the surfaces (no depth test), so they stay readable."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,7 +24,8 @@ class Axes3D:
         self.names = scene.visuals.Text(parent=parent, color=TEXT, font_size=8, bold=True,
                                         anchor_y="bottom", font_manager=fm)
         for v in (self.lines, self.text, self.ztext, self.names):
-            v.order = 2
+            v.order = 2  # after the surfaces, on top of them (no depth test): always readable
+        self.lines.set_gl_state("translucent", depth_test=False)
 
     def set(self, xr, yr, zr, z_to_scene=lambda z: z, zname: str = "z") -> None:
         """x range, y range, the range zr of the height quantity (data units) and the map of
@@ -44,15 +46,16 @@ class Axes3D:
             segs += [[x0, v, zs0], [x0 - tick, v, zs0]]
             pos.append([x0 - gap, v, zs0])
             labels.append(s)
-        # the scale bar of the height at the back corner (x1, y1), above the picture's middle
+        # the scale bar of the height beside the right corner (x1, y0), clear of the x labels
         zpos, zt = [], []
+        bx, by = x1 + 2.5 * gap, y0 - 2.5 * gap
         if zr[1] > zr[0]:
-            segs += [[x1, y1, zs0], [x1, y1, zs1]]
-            zt = ticks(zr[0], zr[1], 5)
+            segs += [[bx, by, zs0], [bx, by, zs1]]
+            zt = ticks(zr[0], zr[1], 4)
             for v in zt:
                 z = z_to_scene(v)
-                segs += [[x1, y1, z], [x1 + tick, y1 + tick, z]]
-                zpos.append([x1 + 1.5 * tick, y1 + 1.5 * tick, z])
+                segs += [[bx, by, z], [bx + tick, by - tick, z]]
+                zpos.append([bx + 1.5 * tick, by - 1.5 * tick, z])
         self.lines.set_data(pos=np.array(segs, np.float32))
         self.text.text = labels
         self.text.pos = np.array(pos, np.float32)
@@ -63,4 +66,4 @@ class Axes3D:
         self.names.text = ["x", "y", zname if zt else ""]
         self.names.pos = np.array([[0.5 * (x0 + x1), y0 - 2.2 * gap, zs0],
                                    [x0 - 2.2 * gap, 0.5 * (y0 + y1), zs0],
-                                   [x1, y1, zs1 + 0.5 * gap]], np.float32)
+                                   [bx, by, zs1 + 0.5 * gap]], np.float32)

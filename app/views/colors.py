@@ -122,14 +122,17 @@ def ticks(lo: float, hi: float, most: int = 6) -> list[float]:
         return [lo] if np.isfinite(lo) else []
     raw = (hi - lo) / max(most - 1, 1)
     mag = 10.0 ** np.floor(np.log10(raw))
-    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
-        step = m * mag
-        if step >= raw:
-            break
-    first = np.ceil(lo / step - 1e-9) * step
-    out = [first + k * step for k in range(int((hi - first) / step + 1e-9) + 1)]
-    return [0.0 if abs(v) < 1e-12 * step else float(v) for v in out if lo - 1e-9 * step <= v
-            <= hi + 1e-9 * step]
+    steps = [m * mag for m in (0.1, 0.2, 0.25, 0.5, 1.0, 2.0, 2.5, 5.0, 10.0)]
+    k = next(i for i, st in enumerate(steps) if st >= raw)
+    while True:  # the coarsest nice step at least `raw`, finer while it gives fewer than two
+        step = steps[k]
+        first = np.ceil(lo / step - 1e-9) * step
+        out = [first + j * step for j in range(int((hi - first) / step + 1e-9) + 1)]
+        out = [0.0 if abs(v) < 1e-12 * step else float(v) for v in out
+               if lo - 1e-9 * step <= v <= hi + 1e-9 * step]
+        if len(out) >= 2 or k == 0:
+            return out
+        k -= 1
 
 
 def compact(v: float, digits: int = 3) -> str:

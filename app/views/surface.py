@@ -70,6 +70,7 @@ class SurfaceView(View):
         self.fit = None       # (height names, zmid, zscale, zlo, zhi)
         self.mids: list = []  # mid-height of each surface at the fit (which lies above)
         self.geometry = ""
+        self.lod_note = ""    # said in the title when not every value is a vertex
         self.vb.camera = scene.TurntableCamera(fov=40, elevation=32, azimuth=-50)
         self.axes = Axes3D(self.vb.scene, fonts(canvas))
         self.reset_camera()
@@ -98,10 +99,15 @@ class SurfaceView(View):
                                                         self.dy * s), parent=self.vb.scene)
             node.bounds_xyz = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent))
             self.nodes.append(node)
-        t = next(iter(tiles.values()))
-        nv = -(-(max(self.textures[heights[0]].shape) - 1) // t.step) + 1
+        t, ft = next(iter(tiles.values())), self.textures[heights[0]]
+        nv = -(-(max(ft.tex_shape) - 1) // t.step) + 1
         self.geometry = (f"geometry {nv}² vertices"
                          + (" (software renderer)" if soft is not False and t.step > 1 else ""))
+        lod = [f"every {ft.stride}th value"] if ft.stride > 1 else []
+        if t.step > 1:
+            lod.append(f"shape from {nv}² vertices"
+                       + (", software renderer" if soft is not False else ""))
+        self.lod_note = f"   [{'; '.join(lod)}]" if lod else ""
         self.built = (tuple(heights), soft is None)
         self.fit = None
 
@@ -128,7 +134,7 @@ class SurfaceView(View):
                 node.set_color(other_color(i, up))
                 node.set_colormap(lut, (lo, hi))  # unused by a fixed colour, but set
         self.limits = (lo, hi)
-        self._set_title(field, frame)
+        self._set_title(field, frame, self.lod_note)
         self._update_colorbar(scale, (lo, hi), field)
         return lo, hi
 
@@ -184,7 +190,7 @@ class ImageView(View):
         self.node.set_field(ft)
         self.node.set_colormap(self.lut(scale.cmap), (lo, hi))
         self.limits = (lo, hi)
-        self._set_title(field, frame)
+        self._set_title(field, frame, f"   [every {ft.stride}th value]" if ft.stride > 1 else "")
         self._update_colorbar(scale, (lo, hi), field, row=1, col=2)
         return lo, hi
 
