@@ -68,6 +68,7 @@ class ColorBar(scene.Widget):
                                           font_manager=font_manager)
         self.state = ("viridis", 0.0, 1.0, "")
         self._cmap = "viridis"
+        self._laid_out = False
         self.events.resize.connect(lambda e: self._layout())
         self.freeze()
 
@@ -75,8 +76,10 @@ class ColorBar(scene.Widget):
         if cmap != self._cmap:
             self.image.set_data(lut(cmap)[:, None, :])
             self._cmap = cmap
-        self.state = (cmap, float(lo), float(hi), label)
-        self._layout()
+        state = (cmap, float(lo), float(hi), label)
+        if state != self.state or not self._laid_out:
+            self.state = state
+            self._layout()
 
     def tick_values(self) -> list[float]:
         _, lo, hi, _ = self.state
@@ -86,6 +89,7 @@ class ColorBar(scene.Widget):
         return max(self.rect.height - self.TOP - self.BOTTOM, 10.0)
 
     def _layout(self) -> None:
+        self._laid_out = True
         _, lo, hi, label = self.state
         h = self._bar_height()
         x0, x1, y1 = 6.0, 6.0 + self.BAR, self.TOP + h

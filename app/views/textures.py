@@ -14,6 +14,8 @@ one map/unmap (views/interop.py). A device frame on a canvas without interop is 
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 from vispy import gloo
 
@@ -234,13 +236,13 @@ def gl_ready(canvas) -> bool:
 
 
 SOFTWARE = ("llvmpipe", "softpipe", "swrast", "software", "swiftshader", "lavapipe")
-_RENDERERS: dict = {}
+_RENDERERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def software_renderer(canvas):
     """True on a software rasterizer (Mesa llvmpipe...), False on a GPU, None while the canvas
     has no OpenGL context to ask."""
-    key = id(canvas.context.shared)
+    key = canvas
     if key not in _RENDERERS:
         if not gl_ready(canvas):
             return None
