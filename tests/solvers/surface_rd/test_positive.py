@@ -137,8 +137,8 @@ def run_to_200(name, tmp_path):
     return {"t": sim.t, "min_n": watch.min_n}
 
 
-FAST = ("snake", "rectangle-1k")
-SLOW = ("rectangle-5k", "tube-2k", "torus", "delaunay", "icosphere")
+FAST = ("snake", "rectangle-1k", "torus", "delaunay", "icosphere")  # 1-5 s each here
+SLOW = ("rectangle-5k", "tube-2k")
 
 
 @pytest.mark.parametrize("name", [pytest.param(m, marks=[pytest.mark.slow] if m in SLOW else [])
