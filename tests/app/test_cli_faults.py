@@ -48,7 +48,10 @@ def test_a_signal_during_a_run_leaves_nothing_half_written(tmp_path, sig, code, 
                           "--export-video", str(tmp_path / "v.gif"), "--frame-every", "20000",
                           "--export-data", str(tmp_path / "d.pvd"), "--export-every", "20000",
                           "--export-image", str(tmp_path / "i.png")],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # as from a terminal: a test run started in the background has SIGINT
+                         # ignored, and its children would inherit that
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         # the run has started once its temporary video file exists (recording under way)
