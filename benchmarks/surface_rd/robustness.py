@@ -7,6 +7,7 @@ steps the positivity bound shortened, wall time. NumPy float64 on the CPU.
 
     python -m benchmarks.surface_rd.robustness                  # every mesh, both schemes
     python -m benchmarks.surface_rd.robustness --meshes snake torus --schemes positive
+    python -m benchmarks.surface_rd.robustness --rough     # conservation and positivity table
 
 The meshes (MESHES: name -> builder) are also what tests/solvers/surface_rd/test_positive.py runs.
 """
@@ -21,7 +22,8 @@ import numpy as np
 
 from pdestudio import solvers
 from pdestudio.solvers import SimulationDiverged
-from pdestudio.solvers.mesh import TriangleMesh, icosphere, rectangle, tube, write_mesh
+from pdestudio.solvers.mesh import TriangleMesh, icosphere, read_mesh, rectangle, tube, write_mesh
+from pdestudio.solvers.surface_rd.reference import EdgeOperators, positive_rates
 
 ROOT = Path(__file__).resolve().parents[2]
 SNAKE = ROOT / "resources" / "meshes" / "snake.ply"
@@ -91,6 +93,40 @@ MESHES = {
     "delaunay": delaunay_patch,
     "icosphere": sphere,
 }
+
+
+# Rough data on small meshes: one evaluation of the positive scheme's rates
+ROUGH_MESHES = {
+    "icosphere r = 5 (closed)": lambda: TriangleMesh(5 * icosphere(3).points, icosphere(3).cells),
+    "jittered torus (closed)": lambda: jittered_torus(30, 12),
+    "tube (open)": lambda: tube(1500),
+    "snake.ply (open)": lambda: read_mesh(SNAKE),
+}
+PARAMS = dict(D=0.25, alpha=13.0, s=1.0, r=1.522, N=1.0)  # the model's defaults
+
+
+def rough(n_v: int, seed: int = 0):
+    """Densities in [0, 2] with a fifth of them exactly 0, chemoattractant in [0, 1]: steep
+    gradients everywhere, so the positivity bound is what limits the step."""
+    rng = np.random.default_rng(seed)
+    n = rng.uniform(0, 2, n_v)
+    n[rng.random(n_v) < 0.2] = 0.0
+    return n, rng.uniform(0, 1, n_v)
+
+
+def rough_row(name: str, mesh: TriangleMesh) -> str:
+    """|Σ A (∂n/∂t − logistic)| / Σ A |…| (seed 0) and min n after one step of f/max λ
+    (seed 1) for f = 1, 0.9, 1.5, 2."""
+    eo, p = EdgeOperators(mesh, np, np.float64), PARAMS
+    n, c = rough(mesh.n_vertices)
+    dn, _, _ = positive_rates(n, c, eo, p, np)
+    tr = mesh.mixed_areas * (dn - p["s"] * p["r"] * n * (p["N"] - n))
+    n, c = rough(mesh.n_vertices, seed=1)
+    dn, _, lam = positive_rates(n, c, eo, p, np)
+    mins = [(n + f / lam.max() * dn).min() for f in (1.0, 0.9, 1.5, 2.0)]
+    return (f"| {name} | {mesh.n_vertices} | {int((mesh.cotangent_weights < 0).sum())} | "
+            f"{abs(tr.sum()) / abs(tr).sum():.2g} | " + " | ".join(f"{m:.2g}" for m in mins)
+            + " |")
 
 
 class Watch:
@@ -174,7 +210,16 @@ def main(argv=None) -> None:
     ap.add_argument("--schemes", nargs="*", default=["positive", "paper"],
                     choices=["positive", "paper"])
     ap.add_argument("--t-end", type=float, default=200.0)
+    ap.add_argument("--rough", action="store_true", help="only the table of conservation and "
+                    "positivity on rough data (ROUGH_MESHES)")
     a = ap.parse_args(argv)
+    if a.rough:
+        print("| mesh | vertices | w < 0 edges | \\|Σ A (∂n/∂t − logistic)\\| / Σ A \\|…\\| | "
+              "min n⁺ at δt = 1/max λ | 0.9/max λ | 1.5/max λ | 2/max λ |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for name, make in ROUGH_MESHES.items():
+            print(rough_row(name, make()))
+        return
     rows = []
     with tempfile.TemporaryDirectory() as d:
         for name in a.meshes:

@@ -5,28 +5,14 @@ sample snake, generated and untuned meshes to t = 200 where the paper's scheme d
 import numpy as np
 import pytest
 
-from benchmarks.surface_rd.robustness import MESHES, SNAKE, Watch, create, jittered_torus
+from benchmarks.surface_rd.robustness import (MESHES, PARAMS, ROUGH_MESHES, SNAKE, Watch, create,
+                                              rough)
 from pdestudio import solvers
 from pdestudio.solvers import ParameterError, SimulationDiverged
-from pdestudio.solvers.mesh import TriangleMesh, icosphere, read_mesh, tube
 from pdestudio.solvers.surface_rd.reference import THETA, EdgeOperators, positive_rates
 
-P = dict(D=0.25, alpha=13.0, s=1.0, r=1.522, N=1.0)
-MESH_CASES = {
-    "icosphere (closed)": lambda: TriangleMesh(5 * icosphere(3).points, icosphere(3).cells),
-    "jittered torus (closed, w < 0)": lambda: jittered_torus(30, 12),
-    "tube (open, w < 0)": lambda: tube(1500),
-    "snake (open, w < 0)": lambda: read_mesh(SNAKE),
-}
-
-
-def rough(n_v, seed=0):
-    """Densities in [0, 2] with a fifth of them exactly 0, chemoattractant in [0, 1]: steep
-    gradients everywhere, so the positivity bound is what limits the step."""
-    rng = np.random.default_rng(seed)
-    n = rng.uniform(0, 2, n_v)
-    n[rng.random(n_v) < 0.2] = 0.0
-    return n, rng.uniform(0, 1, n_v)
+P = PARAMS
+MESH_CASES = ROUGH_MESHES
 
 
 @pytest.fixture(scope="module", params=list(MESH_CASES))
