@@ -226,6 +226,9 @@ def _read_meta(zf, members) -> dict:
 
 
 # ---- reading: the manifest ------------------------------------------------------------------------
+# Parameters added with format version 2 whose new defaults compute something else than the
+# version-1 release did: a version-1 checkpoint continues with the old computation.
+LEGACY_CHOICES = {"euler-1d": {"scheme": "paper"}, "chemotaxis": {"scheme": "paper"}}
 V1_KEYS = {"version", "model", "scenario", "dtype", "backend", "params", "t", "steps", "aux"}
 V2_KEYS = V1_KEYS | {"format", "arrays", "fields"}
 
@@ -477,9 +480,12 @@ def load(path, backend: str = "auto", model: str | None = None):
             if m["model"] not in available_models():
                 raise _Bad(f"holds the unknown model '{m['model']}'; available models: "
                            + ", ".join(available_models()))
+            params = m["params"]
+            if m["version"] < 2:  # written before these choices existed: continue as it ran
+                params = {**LEGACY_CHOICES.get(m["model"], {}), **params}
             try:
                 sim = model_class(m["model"])(backend=backend, dtype=m["dtype"],
-                                              scenario=m["scenario"], **m["params"])
+                                              scenario=m["scenario"], **params)
             except (ParameterError, MeshError) as e:
                 raise ParameterError(f"checkpoint '{path}': {e}") from None
             declared = m["arrays"]

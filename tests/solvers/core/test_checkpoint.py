@@ -82,6 +82,27 @@ def test_version_1_files_of_the_previous_release_still_load(saved, tmp_path):
     refused(tmp_path / "v1bad.npz", r"array 'state/rho' of \d+ bytes uncompressed")
 
 
+def test_version_1_files_continue_with_the_scheme_they_ran(tmp_path):
+    """A version-1 euler-1d checkpoint has no 'scheme' (the release knew only the paper's): it
+    continues with scheme=paper, bit for bit as that release would, not with today's default."""
+    sim = solvers.create("euler-1d", backend="numpy", nx=64, scheme="paper")
+    sim.step(5)
+    params = {k: v for k, v in sim.params.items() if k not in ("scheme", "boundary", "L", "x0")}
+    meta = {"version": 1, "model": sim.model, "scenario": sim.scenario_name, "dtype": sim.dtype,
+            "backend": sim.backend, "params": params, "t": sim.t, "steps": sim.steps,
+            "aux": sim._aux_state()}
+    old = tmp_path / "v1.npz"
+    with open(old, "wb") as f:
+        np.savez(f, __meta__=np.array(json.dumps(meta)),
+                 **{f"state/{k}": v for k, v in sim.state.items()})
+    back = solvers.load(old, backend="numpy")
+    assert back.params["scheme"] == "paper"
+    sim.step(4)
+    back.step(4)
+    np.testing.assert_array_equal(back.fields()["rho"], sim.fields()["rho"])
+    assert solvers.create("euler-1d", backend="numpy", nx=64).params["scheme"] == "muscl-hllc"
+
+
 def test_not_checkpoints(tmp_path):
     cases = {"empty.npz": b"", "text.npz": b"hello world\n", "pickle.npz": b"\x80\x04K\x01.",
              "array.npz": None, "plain.npz": None}
