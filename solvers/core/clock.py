@@ -15,6 +15,10 @@ batched and step-by-step runs give the same times bit for bit.
 """
 from __future__ import annotations
 
+import math
+
+from .errors import NonFiniteStep
+
 LAND_RTOL = 1e-13
 SNAP_RTOL = 1e-12
 
@@ -50,4 +54,21 @@ def full_steps(t: float, dt: float, count: int, t_end: float | None) -> int:
     return q
 
 
-__all__ = ["LAND_RTOL", "SNAP_RTOL", "landed", "limit", "after_step", "full_steps"]
+def replay(t: float, t_end: float | None, steps) -> tuple[int, float]:
+    """Walk the clock through the step sizes a device clock recorded for a batch (it applied
+    Δt = 0 once it had landed): (steps taken, t), exactly as after_step one step at a time.
+    A non-finite or non-positive step raises NonFiniteStep (the base class then reports the
+    divergence with the state from before the batch)."""
+    k = 0
+    for d in steps:
+        if landed(t, t_end):
+            break
+        d = float(d)
+        if not math.isfinite(d) or d <= 0:
+            raise NonFiniteStep(f"step {k} of the batch has Δt = {d}")
+        t = after_step(t, d, t_end)
+        k += 1
+    return k, t
+
+
+__all__ = ["LAND_RTOL", "SNAP_RTOL", "landed", "limit", "after_step", "full_steps", "replay"]

@@ -241,13 +241,4 @@ class FusedPositiveChemotaxis(FusedEuler):
         for k in range(count):
             self._queue(k, np.inf, t_end)
         self.hist[:count].get(out=self._hist_host[:count])
-        k = 0
-        for d in self._hist_host[:count]:
-            if clock.landed(t, t_end):
-                break  # the device applied δt = 0 from here on
-            d = float(d)
-            if not math.isfinite(d) or d <= 0:
-                raise NonFiniteStep
-            t = clock.after_step(t, d, t_end)
-            k += 1
-        return k, t
+        return clock.replay(t, t_end, self._hist_host[:count])

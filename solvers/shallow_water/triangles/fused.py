@@ -13,14 +13,12 @@ All kernels of a file are compiled together once per dtype (one NVRTC call, cach
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 
 from ...core import clock
 from ...core.backend import load_kernels
-from ...core.errors import NonFiniteStep
 from ...core.scheme import SchemeBase
 from .tables import cell_tables
 
@@ -129,16 +127,7 @@ class TriFused(SchemeBase):
                                       has_end))
             self._queue_update(W, np.inf)
         self._hist_dev[:count].get(out=self._hist_host[:count])
-        k = 0
-        for d in self._hist_host[:count]:
-            if clock.landed(t, t_end):
-                break  # the device applied Δt = 0 from here on
-            d = float(d)
-            if not math.isfinite(d) or d <= 0:
-                raise NonFiniteStep
-            t = clock.after_step(t, d, t_end)
-            k += 1
-        return k, t
+        return clock.replay(t, t_end, self._hist_host[:count])
 
     _clock = None
 

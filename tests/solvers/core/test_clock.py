@@ -53,3 +53,11 @@ def test_full_steps_matches_the_step_by_step_walk(seed):
     assert q <= k <= q + 1
     if k == q:
         assert t == t_walk
+
+
+def test_replay_of_a_device_batch_walks_like_single_steps():
+    dts = [0.3, 0.3, 0.3, 0.1, 0.0, 0.0]          # the device landed on 1.0 and then applied 0
+    assert clock.replay(0.0, 1.0, dts) == (4, 1.0)
+    assert clock.replay(0.0, None, [0.25] * 3) == (3, 0.75)
+    with pytest.raises(Exception, match="Δt = nan"):
+        clock.replay(0.0, 1.0, [0.2, math.nan])
