@@ -66,7 +66,12 @@ def open_model(win, qtbot, model, scenario=None, params=None):
     new = lambda info: info.generation > before and info.model == model  # noqa: E731
     with shown_when(win, win.worker.created, new) as seen:
         win.open_model(model, scenario, small_params(model) if params is None else params)
-        qtbot.waitUntil(lambda: bool(seen) and win.frames_shown > seen[0], timeout=WAIT)
+        qtbot.waitUntil(lambda: bool(seen) and win.info is not None
+                        and win.info.generation > before, timeout=WAIT)
+        # a frame_ready queued before `created` may have taken (and dropped, as of the old
+        # setup) the new setup's first frame: ask for one more, drawn after `seen`
+        win.set_field(win.field)
+        qtbot.waitUntil(lambda: win.frames_shown > seen[0], timeout=WAIT)
     return win.worker.sim
 
 
