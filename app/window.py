@@ -68,6 +68,8 @@ class MainWindow(QMainWindow):
         self.worker.stats.connect(self._on_stats)
         self.worker.speedup.connect(self.profiler.show_speedup)
         self.worker.start()
+        from .tools import install_all
+        install_all(self)  # brush, timeline, comparison, gallery, plots, sessions (app/tools/)
 
     # ---- layout ---------------------------------------------------------------------------
     def _build_model_dock(self, backend, dtype):
@@ -136,6 +138,8 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
     def _build_toolbar(self):
+        bar = self.menuBar()
+        self.menus = {name: bar.addMenu(name) for name in ("File", "View", "Tools", "Help")}
         tb = QToolBar("controls")
         tb.setMovable(False)
         self.addToolBar(tb)

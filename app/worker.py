@@ -135,6 +135,16 @@ class SolverWorker(QThread):
         self._publish(wait=True)
         self._set_running(was_running)
 
+    def _cmd_call(self, fn, *args):
+        """Run `fn(worker, *args)` in the solver thread, between two chunks of steps: how the
+        window's tools (app/tools/) reach the Simulation without the GUI thread calling into it.
+        Errors are reported like any command's."""
+        fn(self, *args)
+
+    def publish_now(self) -> None:
+        """Hand the current state to the screen at once (after a tool changed it)."""
+        self._publish(wait=True)
+
     def _cmd_want(self, generation, names):
         if self.info is not None and generation == self.info.generation:
             self.wanted = [n for n in names if n in self.info.fields] or [self.info.default_field]

@@ -15,10 +15,10 @@ from .core.errors import MeshError, ParameterError, SimulationDiverged
 from .core.files import atomic_write
 from .core.params import validate_all
 from .core.registry import available_models, model_class
-from .core.simulation import Simulation
+from .core.simulation import Simulation, Snapshot
 
 __all__ = ["available_models", "describe", "validate", "check_param", "create", "load",
-           "Simulation", "ParameterError", "MeshError", "SimulationDiverged", "gpu_available",
+           "Simulation", "Snapshot", "ParameterError", "MeshError", "SimulationDiverged", "gpu_available",
            "gpu_status", "BACKENDS", "DTYPES", "atomic_write"]
 
 

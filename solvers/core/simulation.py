@@ -54,6 +54,37 @@ class FieldInfo:
                 "range": list(self.range) if self.range else None, "settable": self.settable}
 
 
+@dataclass(frozen=True)
+class QuantityInfo:
+    """A scalar a model declares (`Simulation.quantities`): its unit and a line of help."""
+
+    unit: str = ""
+    help: str = ""
+
+    def describe(self, name: str) -> dict:
+        return {"name": name, "unit": self.unit, "help": self.help}
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """The whole state of a simulation at one moment (`Simulation.snapshot`): copies of the
+    state arrays on the simulation's backend (device memory on the GPU), the clock, the scheme's
+    auxiliary scalars and the parameters. `nbytes` is what it holds."""
+
+    model: str
+    backend: str
+    dtype: str
+    state: Mapping[str, Any]
+    t: float
+    steps: int
+    aux: str
+    params: Mapping[str, Any]
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(int(a.nbytes) for a in self.state.values()))
+
+
 class Simulation:
     model: ClassVar[str] = ""
     title: ClassVar[str] = ""
@@ -61,6 +92,10 @@ class Simulation:
     parameters: ClassVar[tuple[Param, ...]] = ()
     scenarios: ClassVar[tuple[Scenario, ...]] = ()
     field_infos: ClassVar[Mapping[str, FieldInfo]] = {}
+    # Scalars the model declares (mass, energy, an error against the exact solution, the step
+    # size): `quantities()` computes them, `_quantities()` is the model's hook. Empty: the
+    # minimum, maximum and mean of the default field.
+    quantity_infos: ClassVar[Mapping[str, QuantityInfo]] = {}
     # How many steps run between two finiteness checks (one device reduction and sync each).
     check_interval: ClassVar[int] = 64
     # Benchmarks: the size parameter and the sizes `pdestudio bench` runs by default.
@@ -127,6 +162,7 @@ class Simulation:
             "default_field": cls.default_field or next(iter(cls.field_infos), None),
             "surfaces": list(cls.surfaces),
             "size_param": cls.size_param,
+            "quantities": [q.describe(n) for n, q in cls._quantity_infos().items()],
         }
 
     def __init__(self, *, backend: str = "auto", dtype: str = "float64",
@@ -401,6 +437,78 @@ class Simulation:
 
     def _set_field(self, name: str, arr: np.ndarray) -> None:
         self._assign_state(name, self.xp.asarray(arr, dtype=self.dtype))
+
+    # ---- quantities -----------------------------------------------------------------------
+    @classmethod
+    def _quantity_infos(cls) -> Mapping[str, QuantityInfo]:
+        if cls.quantity_infos:
+            return cls.quantity_infos
+        f = cls.default_field or next(iter(cls.field_infos), "?")
+        unit = cls.field_infos[f].unit if f in cls.field_infos else ""
+        return {f"min {f}": QuantityInfo(unit, f"smallest value of {f}"),
+                f"max {f}": QuantityInfo(unit, f"largest value of {f}"),
+                f"mean {f}": QuantityInfo(unit, f"mean of {f} over the nodes or cells")}
+
+    def _quantities(self) -> dict:
+        """The declared quantities as backend scalars (0-d arrays or floats); overridden by
+        models that declare `quantity_infos`."""
+        f = self.default_field or next(iter(self.field_infos))
+        a = self._fields()[f]
+        return {f"min {f}": a.min(), f"max {f}": a.max(), f"mean {f}": a.mean()}
+
+    def quantities(self) -> dict[str, float]:
+        """The model's declared scalars now (see `describe()['quantities']`), as Python floats,
+        fetched from the device with one synchronisation."""
+        q = self._quantities()
+        names = list(self._quantity_infos())
+        xp = self.xp
+        vals = self._be.asnumpy(xp.stack([xp.asarray(q[n], dtype=xp.float64).reshape(())
+                                          for n in names])) if names else []
+        return {n: float(v) for n, v in zip(names, vals)}
+
+    # ---- timeline -----------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """The whole state now (copies kept on the device on the GPU). Stepping on after
+        `restore(snap)` is bit-identical to stepping on from here: the scheme's cached values
+        (e.g. the next step size) are dropped here as they are on a restore."""
+        self.scheme.invalidate()
+        state, t, steps, aux = self._snapshot()
+        return Snapshot(self.model, self.backend, self.dtype, state, t, steps, aux,
+                        dict(self.params))
+
+    def restore(self, snap: Snapshot, keep_params: bool = False) -> None:
+        """Go back to `snap` (from this simulation, or from another of the same model whose state
+        has the same names and shapes: a fork with other parameters, dtype or backend). The live
+        parameters return to their values at the snapshot unless `keep_params`; parameters that
+        are not live stay this simulation's. Refused (ParameterError) without any change when
+        the snapshot does not fit."""
+        if not isinstance(snap, Snapshot):
+            raise ParameterError(f"{self.model}: restore needs a Snapshot from sim.snapshot(), "
+                                 f"not {type(snap).__name__}")
+        if snap.model != self.model:
+            raise ParameterError(f"{self.model}: snapshot is of model '{snap.model}'")
+        if set(snap.state) != set(self.state):
+            raise ParameterError(f"{self.model}: snapshot holds state "
+                                 f"{sorted(snap.state)}, this simulation {sorted(self.state)}")
+        for k, a in snap.state.items():
+            if tuple(a.shape) != tuple(self.state[k].shape):
+                raise ParameterError(f"{self.model}: snapshot state '{k}' has shape "
+                                     f"{tuple(a.shape)}, this simulation {tuple(self.state[k].shape)}")
+        state = {}
+        for k, a in snap.state.items():
+            host = a if snap.backend == "numpy" else None
+            if snap.backend != self.backend:
+                host = a.get() if hasattr(a, "get") else a
+                a = self.xp.asarray(host)
+            cur = self.state[k]
+            state[k] = a.astype(cur.dtype) if a.dtype != cur.dtype else a.copy()
+        if not keep_params:
+            schema = self.schema(self.scenario_name)
+            new = dict(self.params)
+            new.update({k: v for k, v in snap.params.items() if k in schema and schema[k].live})
+            self._check_params(new)
+            self.params = frozen(new)
+        self._restore((state, snap.t, snap.steps, snap.aux))
 
     # ---- checkpoints --------------------------------------------------------------------
     def save(self, path: str | Path, include_fields: bool = False) -> None:
