@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from vispy import scene
 
+from .base import set_text
 from .colors import tick_labels, ticks
 
 AXIS = (0.72, 0.74, 0.78, 1.0)
@@ -57,13 +58,13 @@ class Axes3D:
                 segs += [[bx, by, z], [bx + tick, by - tick, z]]
                 zpos.append([bx + 1.5 * tick, by - 1.5 * tick, z])
         self.lines.set_data(pos=np.array(segs, np.float32))
-        self.text.text = labels
+        set_text(self.text, labels)
         self.text.pos = np.array(pos, np.float32)
         self.ztext.visible = bool(zt)
         if zt:
-            self.ztext.text = tick_labels(zt)
+            set_text(self.ztext, tick_labels(zt))
             self.ztext.pos = np.array(zpos, np.float32)
-        self.names.text = ["x", "y", zname if zt else ""]
+        set_text(self.names, ["x", "y", zname if zt else ""])
         self.names.pos = np.array([[0.5 * (x0 + x1), y0 - 2.2 * gap, zs0],
                                    [x0 - 2.2 * gap, 0.5 * (y0 + y1), zs0],
                                    [bx, by, zs1 + 0.5 * gap]], np.float32)

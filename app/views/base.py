@@ -30,6 +30,16 @@ def fonts(canvas):
     return _FONTS[canvas]
 
 
+def set_text(visual, text) -> bool:
+    """Give a Text visual (or Label) new text only when it changed. VisPy lays out every glyph
+    of every string again after each assignment (in Python: about 1 ms a string), and assigning
+    the same labels every frame was most of a frame's draw time (issue 15: the 9–12 ms floor)."""
+    if visual.text == text:
+        return False
+    visual.text = text
+    return True
+
+
 def share_fonts(node, fm) -> None:
     """Point every Text visual under `node` (labels, axes) at the canvas's glyph atlas."""
     from vispy.visuals.text.text import TextVisual
@@ -63,6 +73,11 @@ class ColorBar(scene.Widget):
         self.labels = scene.visuals.Text(parent=self, color=TEXT, font_size=7,
                                          anchor_x="left", anchor_y="center",
                                          font_manager=font_manager)
+        # the ends' labels change with every auto-ranged frame, the ticks' rarely: two visuals,
+        # so a new range lays out two short strings, not every label again
+        self.ends = scene.visuals.Text(parent=self, color=TEXT, font_size=7,
+                                       anchor_x="left", anchor_y="center",
+                                       font_manager=font_manager)
         self.heading = scene.visuals.Text("", parent=self, color=TEXT, font_size=8,
                                           anchor_x="left", anchor_y="center",
                                           font_manager=font_manager)
@@ -99,20 +114,22 @@ class ColorBar(scene.Widget):
         values = self.tick_values()
         texts = tick_labels(values)
         ys = [y1 - (v - lo) / span * h for v in values]
+        ends, end_ys = [], []
         for end, y in ((hi, self.TOP), (lo, y1)):  # the ends, unless a tick is close by
             if all(abs(y - t) > 14 for t in ys):
-                values.append(end)
-                texts.append(compact(end))
-                ys.append(y)
+                ends.append(compact(end))
+                end_ys.append(y)
         seg = [[x0, self.TOP], [x1, self.TOP], [x1, self.TOP], [x1, y1], [x1, y1], [x0, y1],
                [x0, y1], [x0, self.TOP]]
-        for y in ys:
+        for y in ys + end_ys:
             seg += [[x1, y], [x1 + 4, y]]
         self.lines.set_data(pos=np.array(seg, np.float32))
-        if texts:
-            self.labels.text = texts
-            self.labels.pos = np.array([[x1 + 7, y] for y in ys], np.float32)
-        self.heading.text = label
+        for visual, strings, at in ((self.labels, texts, ys), (self.ends, ends, end_ys)):
+            visual.visible = bool(strings)
+            if strings:
+                set_text(visual, strings)
+                visual.pos = np.array([[x1 + 7, y] for y in at], np.float32)
+        set_text(self.heading, label)
         self.heading.pos = (4, self.TOP / 2)
 
 
@@ -160,8 +177,8 @@ class View:
 
     def _set_title(self, field: str, frame, extra: str = "") -> None:
         i = self.info
-        self.title.text = (f"{i.model} / {i.scenario}: {self._label(field)}   "
-                           f"t = {frame.t:.6g}   step {frame.steps}{extra}")
+        set_text(self.title, f"{i.model} / {i.scenario}: {self._label(field)}   "
+                             f"t = {frame.t:.6g}   step {frame.steps}{extra}")
 
     def _update_colorbar(self, scale: ColorScale, limits, field: str, row=1, col=2,
                          row_span=1) -> None:

@@ -17,7 +17,7 @@ from collections import deque
 import numpy as np
 from vispy import scene
 
-from .base import TEXT, View, add_axis, ranges_of
+from .base import TEXT, View, add_axis, ranges_of, set_text
 from .colors import ColorScale, decimate
 from .textures import MAX_TEXTURE, Upload
 from .visuals import ImageNode, LineNode
@@ -85,8 +85,8 @@ class LineView(View):
         self.line.set_colormap(lut, (lo, hi))
         self.st_node.set_colormap(lut, (lo, hi))
         self.st_node.set_ring(ROWS, self.count, self.head)
-        self.st_label.text = (f"space–time: {self.count} frame{'s' if self.count > 1 else ''}, "
-                              f"t = {self.times[0]:.4g} … {self.times[-1]:.4g}, time upwards")
+        set_text(self.st_label, f"space–time: {self.count} frame{'s' if self.count > 1 else ''}, "
+                                f"t = {self.times[0]:.4g} … {self.times[-1]:.4g}, time upwards")
         self._set_plot_range()
         self._set_title(field, frame)
         self._update_colorbar(scale, (lo, hi), field, row=1, col=2, row_span=4)

@@ -243,7 +243,7 @@ def test_colour_bar_ticks_and_labels_fit(canvas):
     view = make_view(canvas, info_of(mesh, {"u": u}), "image")
     try:
         img = draw(canvas, view, {"u": u}, "u", ColorScale())
-        texts = list(view.colorbar.labels.text)
+        texts = list(view.colorbar.labels.text) + list(view.colorbar.ends.text)
         assert "5.88e27" in texts and "2e27" in texts and "4e27" in texts and "0" in texts
         assert np.abs(img[:, -3:] - BG).max() <= 2  # nothing drawn at the canvas' right edge
     finally:
@@ -304,3 +304,24 @@ def test_interop_refused_with_the_reason_without_cupy_or_gpu(canvas):
         gpu = False
     if not gpu:
         assert path == "pinned" and why.startswith("no CUDA–OpenGL interop")
+
+
+def test_unchanged_labels_are_not_laid_out_again(canvas):
+    """A new auto range moves the colour bar's ends but keeps its nice ticks: the tick labels and
+    the 3D axes' labels keep their glyph layout (VisPy drops it on every text assignment, which
+    cost about 1 ms a string per frame), only the ends' labels change."""
+    n = 32
+    mesh = grid2d(n)
+    u = np.linspace(0.01, 0.97, n * n).reshape(n, n).astype(np.float32)
+    view = make_view(canvas, info_of(mesh, {"u": u}), "surface")
+    try:
+        draw(canvas, view, {"u": u}, "u", ColorScale())
+        bar, axes = view.colorbar, view.axes
+        ticks_before, ends_before = list(bar.labels.text), list(bar.ends.text)
+        laid_out = (bar.labels._vertices, axes.text._vertices)
+        assert all(v is not None for v in laid_out)
+        draw(canvas, view, {"u": u * 1.01}, "u", ColorScale())
+        assert list(bar.labels.text) == ticks_before and list(bar.ends.text) != ends_before
+        assert bar.labels._vertices is laid_out[0] and axes.text._vertices is laid_out[1]
+    finally:
+        view.remove()
