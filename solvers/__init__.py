@@ -17,9 +17,10 @@ from .core.params import validate_all
 from .core.registry import available_models, model_class
 from .core.simulation import Simulation, Snapshot
 
-__all__ = ["available_models", "describe", "validate", "check_param", "create", "load",
-           "Simulation", "Snapshot", "ParameterError", "MeshError", "SimulationDiverged", "gpu_available",
-           "gpu_status", "BACKENDS", "DTYPES", "atomic_write"]
+__all__ = ["available_models", "describe", "validate", "check_param", "create",
+           "create_ensemble", "load", "Simulation", "Snapshot", "ParameterError", "MeshError",
+           "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
+           "atomic_write"]
 
 
 def describe(model: str) -> dict:
@@ -54,6 +55,18 @@ def create(model: str, *, backend: str = "auto", dtype: str = "float64",
     """A new simulation of `model` (see available_models()) on `backend` ("auto" | "numpy" |
     "cupy"); `sim.backend` says which backend was picked."""
     return model_class(model)(backend=backend, dtype=dtype, scenario=scenario, **params)
+
+
+def create_ensemble(model: str, members, *, backend: str = "auto", dtype: str = "float64",
+                    scenario: str | None = None, **common):
+    """E simulations of `model` on one mesh, member i with the parameters `common` updated by
+    `members[i]` (a list of dicts of the parameters `describe(model)["ensemble"]` names: the
+    others are shared). `ens.step(n)`, `ens.advance(t_end)`, `ens.t`, `ens.steps`,
+    `ens.diverged`, `ens.reasons`, `ens.member(i)` (a Simulation holding member i). On the GPU
+    the surface reaction–diffusion members advance in one kernel launch per step, each bit for
+    bit its solo run. A model without ensembles raises ParameterError."""
+    return model_class(model).ensemble(members, backend=backend, dtype=dtype, scenario=scenario,
+                                       **common)
 
 
 def load(path, backend: str = "auto", *, model: str | None = None) -> Simulation:

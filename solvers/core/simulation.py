@@ -96,6 +96,9 @@ class Simulation:
     # size): `quantities()` computes them, `_quantities()` is the model's hook. Empty: the
     # minimum, maximum and mean of the default field.
     quantity_infos: ClassVar[Mapping[str, QuantityInfo]] = {}
+    # Parameters that may differ between the members of an ensemble (`ensemble`); empty: the
+    # model has no ensembles.
+    ensemble_params: ClassVar[tuple[str, ...]] = ()
     # How many steps run between two finiteness checks (one device reduction and sync each).
     check_interval: ClassVar[int] = 64
     # Benchmarks: the size parameter and the sizes `pdestudio bench` runs by default.
@@ -163,7 +166,14 @@ class Simulation:
             "surfaces": list(cls.surfaces),
             "size_param": cls.size_param,
             "quantities": [q.describe(n) for n, q in cls._quantity_infos().items()],
+            "ensemble": list(cls.ensemble_params),
         }
+
+    @classmethod
+    def ensemble(cls, members, **kw):
+        """E simulations of this model on one mesh advanced together (solvers.create_ensemble)."""
+        raise ParameterError(f"{cls.model}: no ensembles for this model; models with "
+                             "ensembles: those whose describe() lists 'ensemble' parameters")
 
     def __init__(self, *, backend: str = "auto", dtype: str = "float64",
                  scenario: str | None = None, **params):

@@ -35,7 +35,7 @@ from .reference import THETA
 
 CU_FILE = Path(__file__).parent / "kernels" / "chemotaxis.cu"
 POSITIVE_CU = Path(__file__).parent / "kernels" / "positive.cu"
-KERNELS = ("rd_step_vec", "gs_step_padded")  # one compilation of the file per real type
+KERNELS = ("rd_step_vec", "gs_step_padded", "rd_step_batch", "gs_step_batch")  # one compilation per real type
 BLOCK = 256
 
 
@@ -136,9 +136,14 @@ class FusedChemotaxis(FusedEuler):
         st = self.padded_ring()
         self.coef = self.dev(np.stack(self.coefficient_planes(st), axis=-1), self.real)  # K,P,4
 
-    def model_args(self):
-        p, r = self.sim.params, self.real
+    batch_kernel = "rd_step_batch"
+
+    @staticmethod
+    def args_of(p, r) -> tuple:
         return (r(p["D"]), r(p["alpha"]), r(p["s"] * p["r"]), r(p["N"]), r(p["s"]))
+
+    def model_args(self):
+        return self.args_of(self.sim.params, self.real)
 
     def launch(self, u, v, uo, vo, dt):
         self.k["rd_step_vec"](self.grid(self.n), (self.block,),
@@ -151,14 +156,55 @@ class FusedGrayScott(FusedEuler):
         st = self.padded_ring()
         self.coef = self.dev(padded(st.indptr, st.lap, fill=0.0), self.real)
 
-    def model_args(self):
-        p, r = self.sim.params, self.real
+    batch_kernel = "gs_step_batch"
+
+    @staticmethod
+    def args_of(p, r) -> tuple:
         return (r(p["Du"]), r(p["Dv"]), r(p["F"]), r(p["k"]))
+
+    def model_args(self):
+        return self.args_of(self.sim.params, self.real)
 
     def launch(self, u, v, uo, vo, dt):
         self.k["gs_step_padded"](self.grid(self.n), (self.block,),
                                  (u, v, uo, vo, self.deg, self.nbr, self.coef, np.int32(self.n),
                                   np.int32(self.P), *self.args, dt))
+
+
+class BatchedEuler:
+    """One launch per step for an ensemble's members (ensemble.py): the solo scheme's device
+    tables, the members' parameters as an (E, q) device array, double-buffered (E, n) state."""
+
+    def __init__(self, scheme, params):
+        self.s = scheme
+        real = scheme.real
+        table = np.array([[float(a) for a in scheme.args_of(p, real)] for p in params])
+        self.par = scheme.cp.asarray(table.astype(real))
+        self.E = len(params)
+        self._out = None
+
+    def launch(self, state, dts) -> None:
+        s = self.s
+        a, b = s.sim.species
+        u, v = state[a], state[b]
+        if self._out is None or self._out[0] is u:
+            self._out = (s.cp.empty_like(u), s.cp.empty_like(v))
+        uo, vo = self._out
+        table = s.coef
+        s.k[s.batch_kernel]((s.grid(s.n)[0], self.E), (s.block,),
+                            (u, v, uo, vo, s.deg, s.nbr, table, np.int32(s.n), np.int32(s.P),
+                             self.par, dts))
+        self._out = (u, v)
+        state[a], state[b] = uo, vo
+
+
+def batched_kernel(sim, params):
+    """The batched launcher for an ensemble of `sim`'s model, or None where the fused scheme
+    has no batched kernel (the positive chemotaxis scheme: members then run one after another)."""
+    scheme = sim.scheme
+    if getattr(scheme, "batch_kernel", None) is None:
+        return None
+    return BatchedEuler(scheme, params)
 
 
 def ring_half_weights(mesh):

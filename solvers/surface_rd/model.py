@@ -93,6 +93,11 @@ class SurfaceRD(Simulation):
     initial_condition: ClassVar[Any] = None
     stability_bound: ClassVar[Any] = None
 
+    @classmethod
+    def ensemble(cls, members, **kw):
+        from .ensemble import SurfaceEnsemble
+        return SurfaceEnsemble(cls, members, **kw)
+
     # ---- set-up -------------------------------------------------------------------------
     @classmethod
     def _check_params(cls, p: dict) -> None:
@@ -119,21 +124,9 @@ class SurfaceRD(Simulation):
         self.state[b] = xp.asarray(self._internal(v0), dtype=self.dtype)
 
     def _choose_dt(self, formula: str) -> float:
-        p, bound = self.params, self.dt_max
-        c_max = bound / self.dx**2
-        if p["dt"] is not None:
-            dt, name, val = p["dt"], "dt", p["dt"]
-        elif p["C"] is not None:
-            dt, name, val = p["C"] * self.dx**2, "C", p["C"]
-        else:
-            return 0.5 * bound
-        if dt > bound:
-            allowed = (f"dt <= {bound:.6g}" if name == "dt" else f"C <= {c_max:.6g}")
-            raise ParameterError(
-                f"{self.model}: parameter '{name}' = {val:g} gives δt = {dt:.6g} above the "
-                f"explicit-Euler stability bound {bound:.6g} = {formula} on this mesh "
-                f"(dx = {self.dx:.4g}, λ_max = {self.ops.lambda_max:.6g}); allowed: {allowed}")
-        return float(dt)
+        from .ensemble import choose_dt
+        return choose_dt(self.model, self.params, self.dt_max, formula, self.dx,
+                         self.ops.lambda_max)
 
     # ---- numbering ----------------------------------------------------------------------
     def _internal(self, a: np.ndarray) -> np.ndarray:
@@ -173,6 +166,7 @@ class Chemotaxis(SurfaceRD):
                    "surface: cotangent Laplace–Beltrami, face and vertex gradients, explicit "
                    "Euler (seed 001, Descombes, Dhillon & Zwicker).")
     species = ("cells", "chemo")
+    ensemble_params = ("D", "r", "alpha", "s", "N", "perturbation", "seed", "C", "dt")
     parameters = MESH_PARAMS + (
         Param("D", "float", 0.25, "Cell diffusion rate D.", lo=0, lo_open=True),
         Param("r", "float", 1.522, "Cell growth rate r.", lo=0),
@@ -222,6 +216,7 @@ class GrayScott(SurfaceRD):
     description = ("Gray–Scott reaction–diffusion on a triangulated surface with the cotangent "
                    "Laplace–Beltrami operator and explicit Euler (same machinery as chemotaxis).")
     species = ("u", "v")
+    ensemble_params = ("Du", "Dv", "F", "k", "spots", "seed", "C", "dt")
     parameters = MESH_PARAMS + (
         Param("Du", "float", 0.02, "Diffusion rate of u.", lo=0, lo_open=True),
         Param("Dv", "float", 0.01, "Diffusion rate of v.", lo=0, lo_open=True),

@@ -9,6 +9,7 @@
 //                   contiguous, so a warp's loads coalesce), the four coefficients of a slot as
 //                   one vector load (float4 or 2 x double2; the paper's "vector types")
 //   gs_step_padded  Gray-Scott: the same padded tables, Laplacian coefficients only
+//   *_batch         the same updates for an ensemble of members on one mesh, one launch
 #include "chemotaxis.cuh"
 
 template <typename T> struct Vec4;
@@ -32,15 +33,13 @@ template <> struct Vec4<double> {
 
 // column-major padded with interleaved coefficients: coef[4*(k*P + i) + q]
 template <typename T>
-__global__ void rd_step_vec(const T* __restrict__ fn, const T* __restrict__ fc,
-                            T* __restrict__ n_out, T* __restrict__ c_out,
-                            const int* __restrict__ deg, const int* __restrict__ nbr,
-                            const T* __restrict__ coef, const int n, const int P,
-                            const T D, const T alpha, const T sr, const T Ncap, const T s,
-                            const T dt)
+__device__ __forceinline__ void rd_vertex(const T* __restrict__ fn, const T* __restrict__ fc,
+                                          T* __restrict__ n_out, T* __restrict__ c_out,
+                                          const int* __restrict__ deg,
+                                          const int* __restrict__ nbr, const T* __restrict__ coef,
+                                          const int i, const int P, const T D, const T alpha,
+                                          const T sr, const T Ncap, const T s, const T dt)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
     const T ni = fn[i], ci = fc[i];
     const int d = deg[i];
     Ring<T> r;
@@ -54,17 +53,56 @@ __global__ void rd_step_vec(const T* __restrict__ fn, const T* __restrict__ fc,
     rd_finish(r, ni, ci, i, n_out, c_out, D, alpha, sr, Ncap, s, dt);
 }
 
-// ---------------------------------------------------------------- Gray-Scott (Laplacian only)
-//   du/dt = Du Lap u - u v^2 + F (1 - u),   dv/dt = Dv Lap v + u v^2 - (F + k) v
 template <typename T>
-__global__ void gs_step_padded(const T* __restrict__ fu, const T* __restrict__ fv,
-                               T* __restrict__ u_out, T* __restrict__ v_out,
-                               const int* __restrict__ deg, const int* __restrict__ nbr,
-                               const T* __restrict__ lap, const int n, const int P,
-                               const T Du, const T Dv, const T F, const T kk, const T dt)
+__global__ void rd_step_vec(const T* __restrict__ fn, const T* __restrict__ fc,
+                            T* __restrict__ n_out, T* __restrict__ c_out,
+                            const int* __restrict__ deg, const int* __restrict__ nbr,
+                            const T* __restrict__ coef, const int n, const int P,
+                            const T D, const T alpha, const T sr, const T Ncap, const T s,
+                            const T dt)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
+    rd_vertex(fn, fc, n_out, c_out, deg, nbr, coef, i, P, D, alpha, sr, Ncap, s, dt);
+}
+
+// An ensemble of E members on one mesh (solvers/surface_rd/ensemble.py): member m = blockIdx.y
+// owns rows m of the (E, n) state arrays, its parameters par[5m..5m+4] = (D, alpha, s r, N, s)
+// and its step dts[m] (0: the member has landed or stopped, its row is copied unchanged). The
+// vertex update is the solo kernel's own device function, so each member is bit for bit its
+// solo run.
+template <typename T>
+__global__ void rd_step_batch(const T* __restrict__ fn, const T* __restrict__ fc,
+                              T* __restrict__ n_out, T* __restrict__ c_out,
+                              const int* __restrict__ deg, const int* __restrict__ nbr,
+                              const T* __restrict__ coef, const int n, const int P,
+                              const T* __restrict__ par, const T* __restrict__ dts)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int m = blockIdx.y;
+    const size_t off = (size_t)m * n;
+    const T dt = dts[m];
+    if (dt == T(0)) {
+        n_out[off + i] = fn[off + i];
+        c_out[off + i] = fc[off + i];
+        return;
+    }
+    const T* p = par + 5 * m;
+    rd_vertex(fn + off, fc + off, n_out + off, c_out + off, deg, nbr, coef, i, P, p[0], p[1],
+              p[2], p[3], p[4], dt);
+}
+
+// ---------------------------------------------------------------- Gray-Scott (Laplacian only)
+//   du/dt = Du Lap u - u v^2 + F (1 - u),   dv/dt = Dv Lap v + u v^2 - (F + k) v
+template <typename T>
+__device__ __forceinline__ void gs_vertex(const T* __restrict__ fu, const T* __restrict__ fv,
+                                          T* __restrict__ u_out, T* __restrict__ v_out,
+                                          const int* __restrict__ deg,
+                                          const int* __restrict__ nbr, const T* __restrict__ lap,
+                                          const int i, const int P, const T Du, const T Dv,
+                                          const T F, const T kk, const T dt)
+{
     const T ui = fu[i], vi = fv[i];
     const int d = deg[i];
     T lu = 0, lv = 0;
@@ -78,4 +116,39 @@ __global__ void gs_step_padded(const T* __restrict__ fu, const T* __restrict__ f
     const T uvv = ui * vi * vi;
     u_out[i] = ui + dt * (Du * lu - uvv + F * (T(1) - ui));
     v_out[i] = vi + dt * (Dv * lv + uvv - (F + kk) * vi);
+}
+
+template <typename T>
+__global__ void gs_step_padded(const T* __restrict__ fu, const T* __restrict__ fv,
+                               T* __restrict__ u_out, T* __restrict__ v_out,
+                               const int* __restrict__ deg, const int* __restrict__ nbr,
+                               const T* __restrict__ lap, const int n, const int P,
+                               const T Du, const T Dv, const T F, const T kk, const T dt)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    gs_vertex(fu, fv, u_out, v_out, deg, nbr, lap, i, P, Du, Dv, F, kk, dt);
+}
+
+// The ensemble form (see rd_step_batch): par[4m..4m+3] = (Du, Dv, F, k) of member m.
+template <typename T>
+__global__ void gs_step_batch(const T* __restrict__ fu, const T* __restrict__ fv,
+                              T* __restrict__ u_out, T* __restrict__ v_out,
+                              const int* __restrict__ deg, const int* __restrict__ nbr,
+                              const T* __restrict__ lap, const int n, const int P,
+                              const T* __restrict__ par, const T* __restrict__ dts)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int m = blockIdx.y;
+    const size_t off = (size_t)m * n;
+    const T dt = dts[m];
+    if (dt == T(0)) {
+        u_out[off + i] = fu[off + i];
+        v_out[off + i] = fv[off + i];
+        return;
+    }
+    const T* p = par + 4 * m;
+    gs_vertex(fu + off, fv + off, u_out + off, v_out + off, deg, nbr, lap, i, P, p[0], p[1],
+              p[2], p[3], dt);
 }

@@ -1,0 +1,217 @@
+"""Ensembles of the surface reaction–diffusion models (issue 19): E members on ONE mesh that differ
+in their pointwise parameters, step sizes and random initial perturbations, advanced together.
+
+    ens = solvers.create_ensemble("gray-scott", members=[{"F": 0.03}, {"F": 0.04}],
+                                  backend="cupy", dtype="float32", vertices=20_000)
+    ens.advance(100.0)             # every member lands exactly on t = 100, as its solo run would
+    sim = ens.member(1)            # a Simulation holding member 1 now (save, quantities, fields)
+
+State: one (E, n) array per species, row m = member m in the mesh's internal (renumbered) order.
+On CuPy with the fused kernels of scheme=paper chemotaxis and Gray–Scott, ONE launch per step
+advances every member (kernels/chemotaxis.cu `*_batch`: member m = blockIdx.y, its parameters
+and its step size read from small device arrays, the neighbour tables shared and read from L2);
+the vertex update is the solo kernel's own device function, so every member is bit for bit its
+solo run (a `gpu` test checks it). Each member keeps its own clock: a host walk of the landing
+rule of core/clock.py vectorised over the members gives each step's per-member Δt (0 once a
+member has landed, stopped or diverged: its row is copied unchanged). Every CHECK steps one
+reduction finds members with non-finite values; such a member goes back to its state at the
+start of that block of steps, is flagged with a reason, and stops; the others go on.
+
+Elsewhere (NumPy, kernel=array, the positive chemotaxis scheme with its adaptive device clock)
+the members run one after another through one template simulation (the same code as solo).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..core import clock
+from ..core.errors import ParameterError, SimulationDiverged
+from ..core.params import frozen, validate_all
+
+CHECK = 64  # steps between two finiteness checks (one host synchronisation)
+
+
+def choose_dt(model: str, p, bound: float, formula: str, dx: float, lam_max: float) -> float:
+    """δt of a member: `dt`, or C·dx², or half the stability bound; refused above the bound."""
+    c_max = bound / dx**2
+    if p["dt"] is not None:
+        dt, name, val = p["dt"], "dt", p["dt"]
+    elif p["C"] is not None:
+        dt, name, val = p["C"] * dx**2, "C", p["C"]
+    else:
+        return 0.5 * bound
+    if dt > bound:
+        allowed = (f"dt <= {bound:.6g}" if name == "dt" else f"C <= {c_max:.6g}")
+        raise ParameterError(
+            f"{model}: parameter '{name}' = {val:g} gives δt = {dt:.6g} above the "
+            f"explicit-Euler stability bound {bound:.6g} = {formula} on this mesh "
+            f"(dx = {dx:.4g}, λ_max = {lam_max:.6g}); allowed: {allowed}")
+    return float(dt)
+
+
+class SurfaceEnsemble:
+    def __init__(self, cls, members, *, backend="auto", dtype="float64", scenario=None,
+                 **common):
+        members = list(members)
+        if not members:
+            raise ParameterError(f"{cls.model}: an ensemble needs at least one member")
+        allowed = cls.ensemble_params
+        for i, m in enumerate(members):
+            if not isinstance(m, dict):
+                raise ParameterError(f"{cls.model}: ensemble member {i} must be a dict of "
+                                     f"parameters, not {type(m).__name__}")
+            for k in m:
+                if k not in allowed:
+                    raise ParameterError(
+                        f"{cls.model}: parameter '{k}' cannot differ between ensemble members "
+                        "(they share the mesh and the scheme); per-member parameters: "
+                        + ", ".join(allowed))
+        sc = cls.scenario(scenario)
+        self.params = []
+        for m in members:
+            p = validate_all(cls.schema(sc.name), {**common, **m}, cls.model)
+            cls._check_params(p)
+            self.params.append(frozen(p))
+        self.model = cls.model
+        self.sim = sim = cls(backend=backend, dtype=dtype, scenario=scenario, **common,
+                             **members[0])
+        self.backend, self.dtype, self.xp = sim.backend, sim.dtype, sim.xp
+        self.size = len(members)
+        dts, rows = [], {k: [] for k in cls.species}
+        for p in self.params:
+            bound, formula = cls.stability_bound(p, sim.ops.lambda_max)
+            dts.append(choose_dt(cls.model, p, bound, formula, sim.dx, sim.ops.lambda_max))
+            init = cls.initial_condition(sim.mesh, p, np.random.default_rng(p["seed"]))
+            for k, a in zip(cls.species, init):
+                rows[k].append(sim._internal(a))
+        self.dt = np.array(dts, dtype=np.float64)
+        self.state = {k: sim.xp.asarray(np.stack(v), dtype=sim.dtype) for k, v in rows.items()}
+        self.t = np.zeros(self.size)
+        self.steps = np.zeros(self.size, dtype=np.int64)
+        self.diverged = np.zeros(self.size, dtype=bool)
+        self.reasons = [""] * self.size
+        self._batch = None
+        if sim.kernel == "fused":
+            from .fused import batched_kernel
+            self._batch = batched_kernel(sim, self.params)
+        self.batched = self._batch is not None
+
+    # ---- stepping -----------------------------------------------------------------------
+    def step(self, n: int = 1) -> None:
+        """n more steps of every member that has not diverged."""
+        if not (isinstance(n, (int, np.integer)) and n >= 0):
+            raise ParameterError(f"{self.model}: ensemble step count {n!r}; allowed: int >= 0")
+        self._run(int(n), None)
+
+    def advance(self, t_end: float) -> None:
+        """Every member that has not diverged to t == t_end exactly (the landing rule)."""
+        t_end = float(t_end)
+        if not np.isfinite(t_end) or (self.size and t_end < self.t.min()):
+            raise ParameterError(f"{self.model}: ensemble end time {t_end}; allowed: finite, "
+                                 f">= every member's time (min {self.t.min():g})")
+        self._run(None, t_end)
+
+    def _run(self, n, t_end):
+        if self._batch is None:
+            for m in range(self.size):
+                if not self.diverged[m]:
+                    self._solo(m, n, t_end)
+            return
+        done = 0
+        while n is None or done < n:
+            block = CHECK if n is None else min(CHECK, n - done)
+            before = ({k: v.copy() for k, v in self.state.items()}, self.t.copy(),
+                      self.steps.copy())
+            taken = self._block(block, t_end)
+            self._check(before)
+            done += taken
+            if taken < block:
+                break
+
+    def _block(self, count: int, t_end) -> int:
+        """Up to `count` batched steps; returns how many were launched."""
+        xp, real = self.xp, np.dtype(self.dtype).type
+        rows = []
+        for _ in range(count):
+            active = ~self.diverged
+            if t_end is not None:
+                active &= ~self._landed(t_end)
+            if not active.any():
+                break
+            if t_end is None:
+                d = np.where(active, self.dt, 0.0)
+                self.t = np.where(active, self.t + d, self.t)
+            else:
+                # the solo clock: whole steps while dt < limit·(1 − snap), then the shortened
+                # last one, which always lands (core/clock.py after_step)
+                lim = t_end - self.t
+                whole = self.dt < lim * (1 - clock.SNAP_RTOL)
+                d = np.where(active, np.where(whole, self.dt, np.minimum(self.dt, lim)), 0.0)
+                after = np.where(d >= lim * (1 - clock.SNAP_RTOL), t_end, self.t + d)
+                self.t = np.where(active, after, self.t)
+            self.steps += active
+            rows.append(d)
+        if rows:
+            dts = xp.asarray(np.asarray(rows).astype(real))
+            for row in dts:
+                self._batch.launch(self.state, row)
+        return len(rows)
+
+    def _landed(self, t_end: float) -> np.ndarray:
+        return t_end - self.t <= clock.LAND_RTOL * max(1.0, abs(t_end))
+
+    def _check(self, before) -> None:
+        xp = self.xp
+        ok = None
+        for v in self.state.values():
+            f = xp.isfinite(v).all(axis=1)
+            ok = f if ok is None else ok & f
+        ok = np.asarray(ok.get() if hasattr(ok, "get") else ok)
+        for m in np.flatnonzero(~ok & ~self.diverged):
+            state0, t0, steps0 = before
+            bad = [k for k, v in self.state.items() if not bool(xp.isfinite(v[m]).all())]
+            for k, v in self.state.items():
+                v[m] = state0[k][m]
+            t_bad = self.t[m]
+            self.t[m], self.steps[m] = t0[m], steps0[m]
+            self.diverged[m] = True
+            self.reasons[m] = (f"{self.model}: member {m} diverged: non-finite values in "
+                               f"'{bad[0] if bad else '?'}' between t = {t0[m]:.6g} and "
+                               f"t = {t_bad:.6g}; its state at t = {t0[m]:.6g} is kept")
+
+    def _install(self, m: int):
+        """Put member m into the template simulation (a fresh scheme: no stale buffers)."""
+        sim = self.sim
+        sim.params = self.params[m]
+        sim.dt = float(self.dt[m])
+        sim.state = {k: v[m].copy() for k, v in self.state.items()}
+        sim.t, sim.steps = float(self.t[m]), int(self.steps[m])
+        sim.scheme = sim._make_scheme()
+        return sim
+
+    def _solo(self, m: int, n, t_end) -> None:
+        sim = self._install(m)
+        try:
+            if t_end is None:
+                sim.step(n)
+            else:
+                sim.advance(t_end)
+        except SimulationDiverged as e:
+            self.diverged[m] = True
+            self.reasons[m] = str(e)
+        for k, v in self.state.items():
+            v[m] = sim.state[k]
+        self.t[m], self.steps[m] = sim.t, sim.steps
+
+    # ---- members ------------------------------------------------------------------------
+    def member(self, m: int):
+        """A Simulation holding member m's current state, clock and parameters (the ensemble's
+        template simulation, reloaded: valid until the next call). Save it, ask its quantities
+        or fields, or step it on alone."""
+        if not (isinstance(m, (int, np.integer)) and 0 <= m < self.size):
+            raise ParameterError(f"{self.model}: ensemble member {m!r}; allowed: 0..{self.size - 1}")
+        return self._install(int(m))
+
+    def __repr__(self) -> str:
+        return (f"<SurfaceEnsemble {self.model} x{self.size} {self.backend} {self.dtype} "
+                f"{'batched' if self.batched else 'one after another'}>")
