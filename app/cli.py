@@ -171,6 +171,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--json", metavar="OUT.json", help="write the rows as JSON")
     _verbosity_options(b)
     b.set_defaults(func=cmd_bench)
+    from .cli_sweep import add_parser as add_sweep
+    add_sweep(sub, _shared_options, _verbosity_options)
     p.set_defaults(func=cmd_gui)
     return p
 
@@ -197,7 +199,7 @@ def _merge_globals(a) -> None:
         hint = "; name the model after it: pdestudio run MODEL" if opt == "--model" else ""
         raise UsageError(f"{opt} applies to the window (pdestudio {opt} ...), not to "
                          f"'{a.command}'{hint}")
-    if a.command != "run":
+    if a.command not in ("run", "sweep"):
         if given:
             opt = "--" + next(iter(given))
             raise UsageError(f"{opt} does not apply to 'pdestudio {a.command}'")

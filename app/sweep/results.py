@@ -1,0 +1,64 @@
+"""The sweep's table and contact sheet, rebuilt from the finished members' row files (so a
+rerun, a Ctrl-C or a crash of one worker never leaves them inconsistent)."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from PIL import Image
+
+from pdestudio.solvers import atomic_write
+
+from .thumbs import contact_sheet
+
+
+def read_rows(out) -> list[dict]:
+    rows = []
+    for f in sorted(Path(out).glob("members/*/row.json")):
+        try:
+            rows.append(json.loads(f.read_text()))
+        except (OSError, ValueError):
+            continue  # a damaged row: the member runs again next time
+    return sorted(rows, key=lambda r: r["member"])
+
+
+def write_table(out, rows: list[dict], vary: list) -> Path:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    names = [n for n, _ in vary]
+    fixed_cols = ["member", *names, "model", "scenario", "backend", "dtype", "t", "steps",
+                  "wall_s", "diverged", "reason", "checkpoint", "thumbnail"]
+    q_cols = sorted({k for r in rows for k in r if k.startswith("q:")})
+    cols = {c: [r.get(c) for r in rows] for c in fixed_cols + q_cols}
+    for c in q_cols:
+        cols[c] = [float("nan") if v is None else float(v) for v in cols[c]]
+    table = pa.table(cols)
+    path = Path(out) / "results.parquet"
+    buf = io.BytesIO()
+    pq.write_table(table, buf)
+    with atomic_write(path) as f:
+        f.write(buf.getvalue())
+    return path
+
+
+def write_contact(out, rows: list[dict], vary: list) -> Path:
+    names = [n for n, _ in vary]
+    tiles = []
+    for r in rows:
+        img = None
+        if r.get("thumbnail"):
+            try:
+                with Image.open(Path(out) / r["thumbnail"]) as im:
+                    img = im.convert("RGB")
+            except OSError:
+                img = None
+        tiles.append({"member": r["member"], "params": {n: r.get(n) for n in names},
+                      "image": img, "diverged": r.get("diverged"), "reason": r.get("reason")})
+    sheet = contact_sheet(tiles, vary)
+    path = Path(out) / "contact.png"
+    buf = io.BytesIO()
+    sheet.save(buf, format="PNG")
+    with atomic_write(path) as f:
+        f.write(buf.getvalue())
+    return path
