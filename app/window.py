@@ -291,7 +291,31 @@ class MainWindow(QMainWindow):
         self.apply_initial(field, source)
 
     # ---- worker signals -------------------------------------------------------------------
+    def open_checkpoint(self, path: str, note: str = ""):
+        """Continue from a checkpoint (a saved state, a sweep member, a data export .npz): the
+        worker loads it; the model, scenario and panel then show it."""
+        self._pending_open = True
+        self.worker.submit("open", str(path), self.backend_box.currentText(), note)
+
+    def _sync_to(self, info):
+        """The model, scenario and panel show a simulation the worker adopted (a checkpoint or
+        a sweep member), without a new setup."""
+        self.schema = solvers.describe(info.model)
+        self.model_box.setCurrentIndex(self.model_box.findData(info.model))
+        self.scenario_box.clear()
+        for s in self.schema["scenarios"]:
+            self.scenario_box.addItem(s["name"], s["name"])
+        self.scenario_box.setCurrentIndex(self.scenario_box.findData(info.scenario))
+        self.panel.build(self.schema, info.scenario,
+                         {k: v for k, v in info.params.items() if k != "kernel"})
+        self.mesh_button.setEnabled("mesh" in self.panel.params)
+        self.backend_box.setCurrentText(info.backend)
+        self.dtype_box.setCurrentText(info.dtype)
+
     def _on_created(self, info):
+        if getattr(self, "_pending_open", False):
+            self._pending_open = False
+            self._sync_to(info)
         pending = getattr(self, "_pending_mesh", None)
         if pending and info.params.get("mesh") == pending[1]:
             self.panel.set_value("mesh", pending[1])

@@ -120,6 +120,16 @@ class SolverWorker(QThread):
     def _cmd_setup(self, model, scenario, params, backend, dtype, note=""):
         """Create a new simulation; the current one stays if this fails."""
         sim = solvers.create(model, backend=backend, dtype=dtype, scenario=scenario, **params)
+        self.adopt(sim, note, backend)
+
+    def _cmd_open(self, path, backend="auto", note=""):
+        """Continue from a checkpoint file (a saved state, a sweep member's final state, a data
+        export); the current simulation stays if the file is refused."""
+        sim = solvers.load(path, backend=backend)
+        self.adopt(sim, note or f", from {path} at t = {sim.t:.6g}", backend)
+
+    def adopt(self, sim, note: str = "", backend: str = "auto") -> None:
+        """Make `sim` the worker's simulation (a new setup: new generation, views rebuilt)."""
         self.generation += 1
         info = SimInfo.of(sim, self.generation)
         was_running = self.running

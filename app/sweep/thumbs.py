@@ -61,13 +61,15 @@ def _line(v, lo, hi, size):
 
 
 def _surface(pts, cells, v, lo, hi, size):
-    """Orthographic view along the direction of least extent (PCA), front vertices kept."""
+    """Orthographic view along the coordinate axis of least extent (a planar mesh in the xy
+    plane: x to the right, y upwards, as the window draws it), front vertices kept."""
     if len(v) == len(cells) and len(v) != len(pts):  # cell values: at the cells' centres
         pts = pts[cells].mean(axis=1)
-    c = pts - pts.mean(axis=0)
-    _, _, vt = np.linalg.svd(c[:: max(1, len(c) // 20000)], full_matrices=False)
-    uvw = c @ vt.T  # u, v: the two widest directions; w: depth
-    u, w2, depth = uvw[:, 0], uvw[:, 1], uvw[:, 2] if uvw.shape[1] > 2 else np.zeros(len(c))
+    if pts.shape[1] == 2:
+        pts = np.column_stack([pts, np.zeros(len(pts))])
+    axis = int(np.argmin(np.ptp(pts, axis=0)))
+    a, b = [k for k in range(3) if k != axis]
+    u, w2, depth = pts[:, a], pts[:, b], pts[:, axis]
     ext = max(np.ptp(u), np.ptp(w2), 1e-30)
     res = size
     ou = 0.5 * (ext - np.ptp(u)) / ext * (res - 1)  # centred in the square
