@@ -27,6 +27,9 @@ def add_parser(sub, shared_options, verbosity_options):
                    help="local worker processes (default: one per GPU, else one per core)")
     s.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run on an existing Dask scheduler instead of a local cluster")
+    s.add_argument("--solo", action="store_true",
+                   help="run every member alone, also on a GPU (default there: members that "
+                        "share a mesh run as one batched ensemble)")
     s.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     verbosity_options(s)
     s.set_defaults(func=cmd_sweep)
@@ -55,7 +58,8 @@ def cmd_sweep(a) -> int:
     vary = [specs.parse_vary(a.model, v, scenario) for v in a.vary]
     spec = specs.make_spec(a.model, scenario, fixed, vary, a.backend or "auto",
                            a.dtype or "float64", a.until, a.steps)
-    summary = run_sweep(spec, a.out, workers=a.workers, scheduler=a.scheduler)
+    summary = run_sweep(spec, a.out, workers=a.workers, scheduler=a.scheduler,
+                        batch=not a.solo)
     log.info("sweep: %d members, %d skipped (finished before), %d ran, %d diverged, %d failed; "
              "%.1f s, %.0f members/hour; %s, %s", summary["members"], summary["skipped"],
              summary["ran"], summary["diverged"], len(summary["failed"]), summary["wall_s"],

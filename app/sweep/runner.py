@@ -79,15 +79,16 @@ def client_for(scheduler: str | None, workers: int | None, gpus: int):
 
 
 def run_sweep(spec: dict, out, *, workers: int | None = None, scheduler: str | None = None,
-              group_size: int = 256) -> dict:
-    """Run the members of `spec` not yet finished in `out`; returns a summary."""
+              group_size: int = 256, batch: bool = True) -> dict:
+    """Run the members of `spec` not yet finished in `out`; returns a summary. `batch`: on a
+    GPU, members sharing a mesh run as batched ensembles (else every member alone)."""
     out = Path(out)
     specs.validate_members(spec)
     specs.check_folder(out, spec)
     n = len(specs.members(spec))
     todo = [i for i in range(n) if not run.is_done(out, i)]
     gpus = gpu_count() if spec["backend"] in ("cupy", "auto") else 0
-    tasks = run.groups(spec, todo, gpu=gpus > 0, size=group_size)
+    tasks = run.groups(spec, todo, gpu=gpus > 0 and batch, size=group_size)
     log.info("sweep: %d members (%d finished before, %d to run in %d tasks) into %s",
              n, n - len(todo), len(todo), len(tasks), out)
     progress = Progress(n, n - len(todo))

@@ -56,7 +56,11 @@ class Backend:
         return self.name == "cupy"
 
     def asnumpy(self, a) -> np.ndarray:
-        return a.get() if self.is_gpu else np.array(a, copy=True)
+        """A host copy of `a` (a device array, or already a host array such as a mesh's
+        coordinates, which stay on the host on every backend)."""
+        if self.is_gpu and not isinstance(a, (np.ndarray, np.generic, list, tuple)):
+            return a.get()
+        return np.array(a, copy=True)
 
     def asarray(self, a, dtype=None):
         return self.xp.asarray(a, dtype=dtype)
