@@ -60,6 +60,7 @@ class SolverWorker(QThread):
         self.transfer = ("pinned", "")  # (path asked by the GUI, why)
         self._stop = False
         self._behind = False
+        self.after_frame: list = []  # fn(worker) after each published frame of steps (tools)
         self._reset_stats()
 
     # ---- called from the GUI thread: enqueue only ---------------------------------------
@@ -155,6 +156,10 @@ class SolverWorker(QThread):
         """Hand the current state to the screen at once (after a tool changed it)."""
         self._publish(wait=True)
 
+    def _after_frame(self) -> None:
+        for fn in self.after_frame:
+            fn(self)
+
     def _cmd_want(self, generation, names):
         if self.info is not None and generation == self.info.generation:
             self.wanted = [n for n in names if n in self.info.fields] or [self.info.default_field]
@@ -190,6 +195,7 @@ class SolverWorker(QThread):
         self._set_running(False)
         self.sim.step(int(n))
         self._publish(wait=True)
+        self._after_frame()
         self._emit_stats(force=True, steps=int(n), wall=self.sim.stats["wall_s"])
 
     def _cmd_steps_per_frame(self, n):
@@ -270,6 +276,7 @@ class SolverWorker(QThread):
         self._acc["spf"] = done
         self._acc["kernel"] += kernel
         self._publish(wait=self.lockstep)
+        self._after_frame()
         self._emit_stats()
         if self.lockstep:  # recording: every frame is shown, none dropped
             while not self.mailbox.wait_taken(0.05):
