@@ -144,6 +144,7 @@ class SolverWorker(QThread):
         self.message.emit(f"{info.model}/{info.scenario}: backend {sim.backend}{why}, "
                           f"{sim.dtype}, kernel {sim.kernel}{note}", False)
         self._publish(wait=True)
+        self._after_frame()
         self._set_running(was_running)
 
     def _cmd_call(self, fn, *args):

@@ -38,7 +38,7 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.params import CFL, SEED, Param, Scenario
 from ..core.registry import register
-from ..core.simulation import FieldInfo, Simulation
+from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh import Grid2D
 from ..mesh.square import MAX_CELLS
 from .grid.fused import GridFused
@@ -228,6 +228,28 @@ class _ShallowWaterBase(Simulation):
 
 @register
 class ShallowWater(_ShallowWaterBase):
+    quantity_infos = {
+        "volume": QuantityInfo("m³", "∫ h dA: conserved (walls, no sources)"),
+        "energy": QuantityInfo("m⁵/s²", "∫ ½|q|²/h + ½ g η² dA (× density: joules); the "
+                               "schemes dissipate it at shocks"),
+        "max eta": QuantityInfo("m", "highest free surface"),
+        "min h": QuantityInfo("m", "smallest depth"),
+    }
+
+    def _quantities(self) -> dict:
+        h, hu, hv, H = (self.state[k] for k in ("h", "hu", "hv", "H"))
+        if self.geometry == "grid":
+            area = self.mesh.dx * self.mesh.dy
+        else:
+            if getattr(self, "_area_dev", None) is None:
+                self._area_dev = self.xp.asarray(
+                    np.asarray(self.mesh.cell_areas)[self._order], dtype=self.dtype)
+            area = self._area_dev
+        eta = h - H
+        e = 0.5 * (hu * hu + hv * hv) / h + (0.5 * self.params["g"]) * eta * eta
+        return {"volume": (area * h).sum(), "energy": (area * e).sum(), "max eta": eta.max(),
+                "min h": h.min()}
+
     model = "shallow-water"
     title = "Shallow water (one layer)"
     description = ("One-layer shallow water over a bathymetry: path-conservative Roe finite "

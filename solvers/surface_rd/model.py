@@ -45,7 +45,7 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.params import SEED, Param, Scenario
 from ..core.registry import register
-from ..core.simulation import FieldInfo, Simulation
+from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh.renumber import inverse, vertex_order
 from . import scenarios
 from .fused import FusedChemotaxis, FusedGrayScott, FusedPositiveChemotaxis
@@ -127,6 +127,25 @@ class SurfaceRD(Simulation):
         from .ensemble import choose_dt
         return choose_dt(self.model, self.params, self.dt_max, formula, self.dx,
                          self.ops.lambda_max)
+
+    # ---- quantities ---------------------------------------------------------------------
+    @classmethod
+    def _quantity_infos(cls):
+        a, b = cls.species
+        d = cls.default_field or a
+        return {f"mass {a}": QuantityInfo("", f"∫ {a} dA (mixed vertex areas)"),
+                f"mass {b}": QuantityInfo("", f"∫ {b} dA (mixed vertex areas)"),
+                f"max {d}": QuantityInfo("", f"largest {d}"),
+                f"min {d}": QuantityInfo("", f"smallest {d}")}
+
+    def _quantities(self) -> dict:
+        a, b = self.species
+        d = self.default_field or a
+        if getattr(self, "_area_dev", None) is None:
+            self._area_dev = self.xp.asarray(self.imesh.mixed_areas, dtype=self.dtype)
+        A = self._area_dev
+        return {f"mass {a}": (A * self.state[a]).sum(), f"mass {b}": (A * self.state[b]).sum(),
+                f"max {d}": self.state[d].max(), f"min {d}": self.state[d].min()}
 
     # ---- numbering ----------------------------------------------------------------------
     def _internal(self, a: np.ndarray) -> np.ndarray:

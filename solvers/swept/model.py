@@ -32,9 +32,9 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.params import CFL, Param, Scenario
 from ..core.registry import register
-from ..core.simulation import FieldInfo, Simulation
+from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh import Grid1D
-from . import fused, reference, scenarios
+from . import exact, fused, reference, scenarios
 from .gas import SCHEMES, euler_dt, pressure
 
 METHODS = ("classic", "classic-graph", "swept")
@@ -121,6 +121,23 @@ class Heat1D(SweptSimulation):
     field_infos = {"T": FieldInfo("node", "K", "temperature")}
     default_field = "T"
     state_names = ("T",)
+    quantity_infos = {
+        "heat": QuantityInfo("K·m", "∫ T dx (trapezoidal rule): conserved with insulated ends"),
+        "max T": QuantityInfo("K", "highest temperature"),
+        "min T": QuantityInfo("K", "lowest temperature"),
+        "error": QuantityInfo("K", "max |T − T_exact|, T_exact the continuous decay of the "
+                              "initial cosine mode, exp(−α(kπ/L)² t)"),
+    }
+
+    def _quantities(self) -> dict:
+        p, T = self.params, self.U[0]
+        if getattr(self, "_x_dev", None) is None:
+            self._x_dev = self.xp.asarray(self.mesh.x)
+        exact_T = p["T_mean"] + p["amplitude"] * self.xp.asarray(
+            exact.heat_mode(self._x_dev, self.t, p["L"], p["alpha_heat"], p["mode"]))
+        heat = (T.sum() - 0.5 * (T[0] + T[-1])) * self.dx
+        return {"heat": heat, "max T": T.max(), "min T": T.min(),
+                "error": self.xp.abs(T - exact_T).max()}
     reference_scheme = reference.HeatScheme
     fused_scheme = fused.HeatFused
 

@@ -1,0 +1,58 @@
+"""The quantities dock (issue 17): the solver thread's samples are the simulation's declared
+quantities at those steps, the CSV export holds exactly them, a new model starts new series, a
+restore back in time starts a new branch of the series."""
+import csv
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from pdestudio import solvers  # noqa: E402
+
+from .test_window import WAIT, open_model, step_and_wait, wait_message, win  # noqa: E402,F401
+
+
+def test_samples_equal_the_quantities_and_export_as_csv(win, qtbot, tmp_path):
+    open_model(win, qtbot, "heat-1d", params={"nx": 64, "T_mean": 0.5})
+    plots = win.plots
+    qtbot.waitUntil(lambda: plots.model == "heat-1d" and len(plots.t) >= 1, timeout=WAIT)
+    for _ in range(3):
+        step_and_wait(win, qtbot)
+    qtbot.waitUntil(lambda: plots.steps[-1:] == [3], timeout=WAIT)
+    names = [q["name"] for q in solvers.describe("heat-1d")["quantities"]]
+    assert list(plots.series) == names and plots.chosen() == names[:1]
+    for k, steps in enumerate(plots.steps):
+        ref = solvers.create("heat-1d", backend="numpy", nx=64, T_mean=0.5)
+        ref.step(steps)
+        assert plots.t[k] == ref.t
+        assert [plots.series[n][k] for n in names] == [ref.quantities()[n] for n in names]
+    assert np.isfinite(plots.lines[names[0]].pos).all()  # drawn
+    win.plots.export_csv(str(tmp_path / "q.csv"))
+    wait_message(win, qtbot, f"wrote {tmp_path / 'q.csv'} ({len(plots.t)} samples)")
+    rows = list(csv.reader(open(tmp_path / "q.csv")))
+    assert rows[0] == ["t", "steps"] + names
+    assert [float(r[0]) for r in rows[1:]] == plots.t
+    assert [float(r[2]) for r in rows[1:]] == plots.series[names[0]]
+    open_model(win, qtbot, "ks-1d", params={"nx": 128})
+    qtbot.waitUntil(lambda: plots.model == "ks-1d", timeout=WAIT)
+    assert plots.steps == [0] and list(plots.series) == \
+        [q["name"] for q in solvers.describe("ks-1d")["quantities"]]
+
+
+def test_log_scale_and_a_restore_branch(win, qtbot):
+    open_model(win, qtbot, "heat-1d", params={"nx": 64})
+    plots = win.plots
+    for _ in range(4):
+        step_and_wait(win, qtbot)
+    qtbot.waitUntil(lambda: plots.steps[-1:] == [4], timeout=WAIT)
+    plots.log.setChecked(True)
+    name = plots.chosen()[0]
+    y = plots.lines[name].pos[:, 1]
+    assert np.allclose(y, np.log10(np.abs(plots.series[name])).astype(np.float32))
+    assert plots.yaxis.axis.axis_label.startswith("log10 ")
+    win.timeline_bar.slider.setValue(1)  # back in time: the series drop what came after
+    qtbot.waitUntil(lambda: win.worker.sim.steps == win.timeline_bar.times[1][1], timeout=WAIT)
+    step_and_wait(win, qtbot)
+    qtbot.waitUntil(lambda: plots.steps[-1] == win.worker.sim.steps, timeout=WAIT)
+    assert plots.steps == sorted(plots.steps) and len(set(plots.steps)) == len(plots.steps)
