@@ -237,6 +237,7 @@ class MainWindow(QMainWindow):
         """(Re)create the simulation from the panel; the current one stays if that fails."""
         if self.model is None:
             return
+        self._pending_open, self._session_view = False, None  # an open that failed is over
         self.profiler.reset_speedup()
         self.reset_action.setText("Reset")
         self.worker.submit("setup", self.model, self.scenario_box.currentData(),
