@@ -67,6 +67,7 @@ class MainWindow(QMainWindow):
         self.worker.running_changed.connect(self._on_running)
         self.worker.stats.connect(self._on_stats)
         self.worker.speedup.connect(self.profiler.show_speedup)
+        self.worker.param_refused.connect(self._param_refused)
         self.worker.start()
         from .tools import install_all
         install_all(self)  # brush, timeline, comparison, gallery, plots, sessions (app/tools/)
@@ -251,6 +252,15 @@ class MainWindow(QMainWindow):
             self.reset_action.setText("Reset *")
             self.show_message(f"{name} = {value!r} takes effect on Reset (not a live parameter)",
                               False)
+
+    def _param_refused(self, name, value):
+        """The simulation refused a live value: the panel (box and slider) shows its value."""
+        if name in self.panel.params and value is not None:
+            self.panel.blockSignals(True)  # the simulation has it already: nothing to send
+            try:
+                self.panel.set_value(name, value)
+            finally:
+                self.panel.blockSignals(False)
 
     def load_mesh(self, path: str):
         if "mesh" not in self.panel.params:

@@ -43,6 +43,7 @@ class SolverWorker(QThread):
     running_changed = Signal(object)
     stats = Signal(dict)
     speedup = Signal(dict)
+    param_refused = Signal(str, object)  # name, the value the simulation keeps
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -208,7 +209,11 @@ class SolverWorker(QThread):
     def _cmd_live(self, name, value):
         if self.sim is None:
             return
-        self.sim.set_param(name, value)  # validated; refused -> ParameterError, nothing changed
+        try:
+            self.sim.set_param(name, value)  # validated; refused: nothing changed
+        except ParameterError:
+            self.param_refused.emit(name, self.sim.params.get(name))
+            raise
         self.info = SimInfo.of(self.sim, self.generation)
         self.message.emit(f"{name} = {self.sim.params[name]!r} applied live at t = "
                           f"{self.sim.t:.6g}", False)

@@ -16,6 +16,8 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog
 from pdestudio import solvers
 from pdestudio.solvers import ParameterError
 
+from .slider import ParamSlider, span
+
 BAD = "QAbstractSpinBox, QLineEdit { background: #6b2020; color: white; }"
 BIG = 1e300
 
@@ -31,6 +33,7 @@ class ParamSpec:
         self.choices = tuple(d.get("choices", ()))
         self.live, self.nullable = d.get("live", False), d.get("nullable", False)
         self.allowed = d["allowed"]
+        self.desc = d
 
     def range_text(self) -> str:
         return self.allowed
@@ -126,6 +129,7 @@ class ParamPanel(QWidget):
         self.form = QFormLayout(self)
         self.form.setContentsMargins(2, 2, 2, 2)
         self.editors: dict = {}
+        self.sliders: dict = {}
         self.params: dict = {}
         self._values: dict = {}
 
@@ -136,6 +140,7 @@ class ParamPanel(QWidget):
             self.form.removeRow(0)
         self.editors.clear()
         self.params.clear()
+        self.sliders.clear()
         defaults = {}
         for sc in schema["scenarios"]:
             if sc["name"] == (scenario or schema["scenarios"][0]["name"]):
@@ -181,23 +186,29 @@ class ParamPanel(QWidget):
         if p.type == "str":
             return _TextEdit(p, value, accept, reject)
         box = NumberBox(p, 0 if value is None else value, reject, accept)
-        if not p.nullable:
-            return box
         row = QWidget()
         lay = QHBoxLayout(row)
         lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(box, 1)
+        row.box = box
+        if span(p.desc, value) is not None:
+            row.slider = self.sliders[p.name] = ParamSlider(box, p.desc, value)
+            lay.addWidget(row.slider, 1)
+        if not p.nullable:
+            return row
         auto = QCheckBox("auto")
         auto.setToolTip("None: the model chooses")
         auto.setChecked(value is None)
         box.setEnabled(value is not None)
-        lay.addWidget(box, 1)
         lay.addWidget(auto)
         auto.toggled.connect(lambda on, n=p.name: (box.setEnabled(not on),
                                                     accept(n, None if on else box.good)))
-        row.box = box
+        row.auto = auto
         return row
 
     def _accepted(self, name, value) -> None:
+        if name in self.sliders and value is not None:
+            self.sliders[name].show_value(value)
         if self._values.get(name) == value:
             return
         self._values[name] = value

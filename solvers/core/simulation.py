@@ -386,11 +386,17 @@ class Simulation:
         self._check_params(new)
         old, self.params = self.params, frozen(new)
         try:
+            self._params_changed()
             self.scheme.invalidate()
         except Exception:
             self.params = old
+            self._params_changed()
             self.scheme.invalidate()
             raise
+
+    def _params_changed(self) -> None:
+        """Recompute what the model derived from live parameters (e.g. a stable step size);
+        raise ParameterError to refuse the new values (they are then rolled back)."""
 
     # ---- fields -------------------------------------------------------------------------
     def fields(self) -> dict[str, np.ndarray]:
@@ -518,7 +524,12 @@ class Simulation:
             new.update({k: v for k, v in snap.params.items() if k in schema and schema[k].live})
             self._check_params(new)
             self.params = frozen(new)
+            self._params_changed()
         self._restore((state, snap.t, snap.steps, snap.aux))
+        if any(self.params.get(k) != v for k, v in snap.params.items()):
+            # a fork with other parameters: what the model derives from them follows them, not
+            # the snapshot's values (e.g. a step size fixed from the state and cfl)
+            self._params_changed()
 
     # ---- checkpoints --------------------------------------------------------------------
     def save(self, path: str | Path, include_fields: bool = False) -> None:

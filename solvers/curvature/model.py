@@ -42,14 +42,14 @@ PARAMETERS = (
           choices=("rkm", "imex")),
     Param("tolerance", "float", 1e-6, "Tolerance ε on the estimated local error of a step "
           "(rkm: max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5|/3; imex: max|φ(two half steps) − φ(one "
-          "step)|/7, stiff components filtered).", lo=0, lo_open=True),
+          "step)|/7, stiff components filtered).", lo=0, lo_open=True, live=True),
     Param("dt", "float", None, "Initial step τ (then adapted); empty = chosen from the grid "
           "spacing.", unit="s", lo=0, lo_open=True, nullable=True),
     Param("boundary", "str", "neumann", "Boundary condition: neumann (∂νφ = 0, ∂νw = 0: "
           "boundary nodes copy their inner neighbours) or dirichlet (φ = g, w = 0 or w(g)).",
           choices=("neumann", "dirichlet")),
     Param("F", "float", 0.0, "Constant forcing term added to the right-hand side (on top of "
-          "the exact forcing of eoc-exact).", unit="m/s"),
+          "the exact forcing of eoc-exact).", unit="m/s", live=True),
     Param("zeta_r", "float", 4.0, "eoc-exact: r of the exact solution ζ = cos(πt)(xⁿ − rⁿ)"
           "(yⁿ − rⁿ)exp(−σ(x² + y²))/r²ⁿ.", lo=0, lo_open=True),
     Param("zeta_n", "int", 2, "eoc-exact: the exponent n of the exact solution.", lo=1, hi=12),
@@ -118,6 +118,9 @@ class CurvatureFlow(Simulation):
     def rejected(self) -> int:
         """Attempts rejected (last step on the array paths; last run on the fused RKM path)."""
         return self.controller.rejected
+
+    def _params_changed(self) -> None:
+        self.controller.tolerance = float(self.params["tolerance"])  # live; τ is kept
 
     def _aux_state(self) -> dict:
         return {"tau": self.controller.tau}

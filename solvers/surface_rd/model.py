@@ -73,9 +73,9 @@ MESH_PARAMS = (
 
 STEP_PARAMS = (
     Param("C", "float", None, "Step factor: δt = C·dx², dx the mean edge length. Empty: half "
-          "the stability bound.", lo=0, lo_open=True, nullable=True),
+          "the stability bound.", lo=0, lo_open=True, nullable=True, live=True),
     Param("dt", "float", None, "Fixed time step δt (instead of C); must not exceed the "
-          "stability bound.", lo=0, lo_open=True, nullable=True),
+          "stability bound.", lo=0, lo_open=True, nullable=True, live=True),
 )
 
 
@@ -122,6 +122,12 @@ class SurfaceRD(Simulation):
         a, b = self.species
         self.state[a] = xp.asarray(self._internal(u0), dtype=self.dtype)
         self.state[b] = xp.asarray(self._internal(v0), dtype=self.dtype)
+
+    def _params_changed(self) -> None:
+        """Live coefficients and step factors: the stability bound and δt again (refused above
+        the bound)."""
+        self.dt_max, formula = self.stability_bound(self.params, self.ops.lambda_max)
+        self.dt = self._choose_dt(formula)
 
     def _choose_dt(self, formula: str) -> float:
         from .ensemble import choose_dt
@@ -187,14 +193,14 @@ class Chemotaxis(SurfaceRD):
     species = ("cells", "chemo")
     ensemble_params = ("D", "r", "alpha", "s", "N", "perturbation", "seed", "C", "dt")
     parameters = MESH_PARAMS + (
-        Param("D", "float", 0.25, "Cell diffusion rate D.", lo=0, lo_open=True),
-        Param("r", "float", 1.522, "Cell growth rate r.", lo=0),
+        Param("D", "float", 0.25, "Cell diffusion rate D.", lo=0, lo_open=True, live=True),
+        Param("r", "float", 1.522, "Cell growth rate r.", lo=0, live=True),
         Param("alpha", "float", 13.0, "Chemotactic rate α (the paper's 12.02 sits just below "
-              "the Turing threshold 12.023; above it patterns grow).", lo=0),
+              "the Turing threshold 12.023; above it patterns grow).", lo=0, live=True),
         Param("s", "float", 1.0, "Scale factor s (patterns shrink as 1/√s).", lo=0,
-              lo_open=True),
+              lo_open=True, live=True),
         Param("N", "float", 1.0, "Maximum cell density (carrying capacity) N.", lo=0,
-              lo_open=True),
+              lo_open=True, live=True),
         Param("scheme", "str", "positive", "Discretisation of the cell flux: 'positive' "
               "(conservative upwind fluxes on the cotangent dual, n ≥ 0 on any mesh, adaptive "
               "step) or 'paper' (−α n Δc − α ∇n·∇c with averaged vertex gradients, seed 001; "
@@ -237,10 +243,10 @@ class GrayScott(SurfaceRD):
     species = ("u", "v")
     ensemble_params = ("Du", "Dv", "F", "k", "spots", "seed", "C", "dt")
     parameters = MESH_PARAMS + (
-        Param("Du", "float", 0.02, "Diffusion rate of u.", lo=0, lo_open=True),
-        Param("Dv", "float", 0.01, "Diffusion rate of v.", lo=0, lo_open=True),
-        Param("F", "float", 0.037, "Feed rate F.", lo=0, hi=1),
-        Param("k", "float", 0.06, "Kill rate k.", lo=0, hi=1),
+        Param("Du", "float", 0.02, "Diffusion rate of u.", lo=0, lo_open=True, live=True),
+        Param("Dv", "float", 0.01, "Diffusion rate of v.", lo=0, lo_open=True, live=True),
+        Param("F", "float", 0.037, "Feed rate F.", lo=0, hi=1, live=True),
+        Param("k", "float", 0.06, "Kill rate k.", lo=0, hi=1, live=True),
         Param("spots", "int", 12, "Number of seeded initial spots of v.", lo=0, hi=10_000),
     ) + STEP_PARAMS + (SEED,)
     field_infos = {

@@ -104,7 +104,7 @@ class Heat1D(SweptSimulation):
         Param("nx", "int", 1024, "Number of grid nodes along the rod.", lo=3, hi=2**28),
         Param("L", "float", 1.0, "Length of the rod.", unit="m", lo=0, lo_open=True),
         Param("alpha_heat", "float", 1.0, "Thermal diffusivity α.", unit="m²/s", lo=0,
-              lo_open=True),
+              lo_open=True, live=True),
         Param("Fo", "float", 0.45, "Fourier number α Δt / Δx² (explicit stability needs ≤ ½); "
               "fixes the time step.", lo=0, hi=0.5, lo_open=True, live=True),
         Param("mode", "int", 1, "Wave number k of the initial cosine mode cos(kπx/L).", lo=0,
@@ -348,6 +348,9 @@ class Euler1D(SweptSimulation):
             self._dt = euler_dt(self._be.asnumpy(self.U), self.params["gamma"],
                                           self.params["cfl"], self.dx)
         return self._dt
+
+    def _params_changed(self) -> None:
+        self.forget_dt()  # cfl (live) changed: the step follows it from the state now
 
     def forget_dt(self) -> None:
         """The state or cfl changed from outside: Δt is computed again where it is next needed."""

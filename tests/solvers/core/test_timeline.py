@@ -72,7 +72,7 @@ def test_fork_into_other_parameters_and_dtype():
     a = small("gray-scott", backend="numpy")
     a.step(10)
     b = solvers.create("gray-scott", backend="numpy", dtype="float32", vertices=1500, F=0.05)
-    b.restore(a.snapshot())
+    b.restore(a.snapshot(), keep_params=True)  # a fork: F (live) stays b's
     assert b.t == a.t and b.params["F"] == 0.05 and b.state["u"].dtype == np.float32
     assert np.allclose(b.state["u"], a.state["u"], rtol=1e-6)
 
