@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import math
-import warnings
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -41,7 +40,17 @@ def thumbnail(mesh, values: np.ndarray, size: int = SIZE) -> Image.Image:
     lo, hi = finite_range(v)
     kind = getattr(mesh, "kind", None)
     if v.ndim == 2:
-        img = Image.fromarray(colours(v.T[::-1], lo, hi))  # x to the right, y upwards
+        # fields of 2D grids are [y][x] (rows along y): x to the right, y upwards
+        rows = v.T if (hasattr(mesh, "x") and hasattr(mesh, "y") and v.shape ==
+                       (len(mesh.x), len(mesh.y)) and len(mesh.x) != len(mesh.y)) else v
+        img = Image.fromarray(colours(rows[::-1], lo, hi))
+        w, h = rows.shape[1], rows.shape[0]
+        if w != h:  # keep the aspect ratio inside the square
+            k = size / max(w, h)
+            img = img.resize((max(1, round(w * k)), max(1, round(h * k))), Image.NEAREST)
+            sq = Image.new("RGB", (size, size), BG)
+            sq.paste(img, ((size - img.width) // 2, (size - img.height) // 2))
+            return sq
         return img.resize((size, size), Image.NEAREST if max(v.shape) < size else Image.BILINEAR)
     if kind == "grid1d" or not hasattr(mesh, "points"):
         return _line(v, lo, hi, size)
@@ -62,37 +71,31 @@ def _line(v, lo, hi, size):
 
 def _surface(pts, cells, v, lo, hi, size):
     """Orthographic view along the coordinate axis of least extent (a planar mesh in the xy
-    plane: x to the right, y upwards, as the window draws it), front vertices kept."""
-    if len(v) == len(cells) and len(v) != len(pts):  # cell values: at the cells' centres
-        pts = pts[cells].mean(axis=1)
+    plane: x to the right, y upwards, as the window draws it): every triangle filled with the
+    mean colour of its vertices (or its cell value), far ones first (painter's order)."""
+    pts = np.asarray(pts, float)
     if pts.shape[1] == 2:
         pts = np.column_stack([pts, np.zeros(len(pts))])
+    cells = np.asarray(cells)
     axis = int(np.argmin(np.ptp(pts, axis=0)))
     a, b = [k for k in range(3) if k != axis]
     u, w2, depth = pts[:, a], pts[:, b], pts[:, axis]
     ext = max(np.ptp(u), np.ptp(w2), 1e-30)
-    res = size
-    ou = 0.5 * (ext - np.ptp(u)) / ext * (res - 1)  # centred in the square
-    ov = 0.5 * (ext - np.ptp(w2)) / ext * (res - 1)
-    iu = np.clip((ou + (u - u.min()) / ext * (res - 1)).astype(int), 0, res - 1)
-    iv = np.clip((ov + (w2.max() - w2) / ext * (res - 1)).astype(int), 0, res - 1)
-    order = np.argsort(depth)  # far first, near last: the nearest value stays
-    grid = np.full((res, res), np.nan)
-    grid[iv[order], iu[order]] = v[order]
-    # fill the holes between projected vertices from their neighbours (a few passes)
-    for _ in range(3):
-        hole = np.isnan(grid)
-        if not hole.any():
-            break
-        pad = np.pad(grid, 1, constant_values=np.nan)
-        nb = np.stack([pad[1:-1, :-2], pad[1:-1, 2:], pad[:-2, 1:-1], pad[2:, 1:-1]])
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            fill = np.nanmean(nb, axis=0)
-        grid[hole] = fill[hole]
-    rgb = colours(grid, lo, hi)
-    rgb[np.isnan(grid)] = BG
-    return Image.fromarray(rgb)
+    scale = (size - 1) / ext
+    px = (u - u.min()) * scale + 0.5 * (size - 1 - np.ptp(u) * scale)
+    py = (w2.max() - w2) * scale + 0.5 * (size - 1 - np.ptp(w2) * scale)
+    per_cell = len(v) == len(cells) and len(v) != len(pts)
+    val = v if per_cell else v[cells].mean(axis=1)
+    rgb = colours(val, lo, hi)
+    order = np.argsort(depth[cells].mean(axis=1))  # far first, near last
+    img = Image.new("RGB", (size, size), BG)
+    d = ImageDraw.Draw(img)
+    tri_x, tri_y = px[cells], py[cells]
+    for t in order:
+        c = tuple(int(x) for x in rgb[t])
+        d.polygon([(tri_x[t, 0], tri_y[t, 0]), (tri_x[t, 1], tri_y[t, 1]),
+                   (tri_x[t, 2], tri_y[t, 2])], fill=c, outline=c)
+    return img
 
 
 def png_bytes(img: Image.Image) -> bytes:

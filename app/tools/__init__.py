@@ -5,8 +5,8 @@ docks and its toolbar entries, and reaches the Simulation only through worker co
 """
 from __future__ import annotations
 
-INSTALLERS: list = ["sweep_gallery:install", "sessions:install", "timeline:install",
-                    "plots:install"]  # "module:function", installed in this order
+INSTALLERS: list = ["gallery:install", "sweep_gallery:install", "sessions:install",
+                    "timeline:install", "plots:install"]  # "module:function", installed in this order
 
 
 def install_all(window) -> None:
