@@ -531,6 +531,20 @@ class Simulation:
             # the snapshot's values (e.g. a step size fixed from the state and cfl)
             self._params_changed()
 
+    # ---- the brush ----------------------------------------------------------------------
+    def paint(self, field: str, center, radius: float, value: float, mode: str = "set") -> int:
+        """Set (mode "set") or add to (mode "add") `field` at every node or cell within `radius`
+        of `center` (Euclidean on grids, geodesic along triangulated surfaces: core/paint.py);
+        returns how many changed. On the GPU the change is made on the device. Checked like
+        set_field; nothing changes if it is refused."""
+        from .paint import paint
+        return paint(self, field, center, radius, value, mode)
+
+    def _internal_index(self, field: str, ext: np.ndarray) -> np.ndarray:
+        """Positions in the state array of the entries `ext` of the field in the original
+        numbering (models that reorder their mesh override this)."""
+        return ext
+
     # ---- checkpoints --------------------------------------------------------------------
     def save(self, path: str | Path, include_fields: bool = False) -> None:
         """Write a checkpoint (.npz, format of core/checkpoint.py): parameters, time, step count,

@@ -210,6 +210,9 @@ class _ShallowWaterBase(Simulation):
             return out
         return {k: v[self._rank] for k, v in out.items()}
 
+    def _internal_index(self, field, ext):
+        return ext if self.geometry == "grid" else np.asarray(self.tables.rank)[ext]
+
     def _set_field(self, name: str, arr: np.ndarray) -> None:
         if self.geometry != "grid":
             arr = arr[self._order]

@@ -168,6 +168,9 @@ class SurfaceRD(Simulation):
     def _fields(self) -> dict:
         return {k: self._external(v) for k, v in self.state.items()}
 
+    def _internal_index(self, field, ext):
+        return ext if self._inverse is None else np.asarray(self._inverse)[ext]
+
     def _set_field(self, name: str, arr: np.ndarray) -> None:
         self._assign_state(name, self.xp.asarray(self._internal(arr), dtype=self.dtype))
 
@@ -199,8 +202,9 @@ class Chemotaxis(SurfaceRD):
               "the Turing threshold 12.023; above it patterns grow).", lo=0, live=True),
         Param("s", "float", 1.0, "Scale factor s (patterns shrink as 1/√s).", lo=0,
               lo_open=True, live=True),
-        Param("N", "float", 1.0, "Maximum cell density (carrying capacity) N.", lo=0,
-              lo_open=True, live=True),
+        Param("N", "float", 1.0, "Maximum cell density (carrying capacity) N (also the "
+              "initial density: not live).", lo=0,
+              lo_open=True),
         Param("scheme", "str", "positive", "Discretisation of the cell flux: 'positive' "
               "(conservative upwind fluxes on the cotangent dual, n ≥ 0 on any mesh, adaptive "
               "step) or 'paper' (−α n Δc − α ∇n·∇c with averaged vertex gradients, seed 001; "

@@ -10,7 +10,7 @@ from pdestudio import solvers
 from .test_timeline import SMALL, host_state
 
 NEW = {"Fo": 0.3, "alpha_heat": 1.7, "cfl": 0.5, "tolerance": 3e-6, "F": 0.05, "D": 0.3,
-       "r": 1.2, "alpha": 14.0, "s": 1.5, "N": 1.3, "Du": 0.03, "Dv": 0.015, "k": 0.062,
+       "r": 1.2, "alpha": 14.0, "s": 1.5, "Du": 0.03, "Dv": 0.015, "k": 0.062,
        "C": 0.02, "dt": None}
 
 
