@@ -6,7 +6,8 @@ docks and its toolbar entries, and reaches the Simulation only through worker co
 from __future__ import annotations
 
 INSTALLERS: list = ["gallery:install", "sweep_gallery:install", "sessions:install",
-                    "timeline:install", "plots:install", "compare:install"]  # "module:function", installed in this order
+                    "timeline:install", "plots:install", "compare:install",
+                    "brush:install"]  # "module:function", installed in this order
 
 
 def install_all(window) -> None:
