@@ -49,7 +49,7 @@ PARAMETERS = (
           "boundary nodes copy their inner neighbours) or dirichlet (φ = g, w = 0 or w(g)).",
           choices=("neumann", "dirichlet")),
     Param("F", "float", 0.0, "Constant forcing term added to the right-hand side (on top of "
-          "the exact forcing of eoc-exact).", unit="m/s", live=True),
+          "the exact forcing of eoc-exact).", unit="m/s"),
     Param("zeta_r", "float", 4.0, "eoc-exact: r of the exact solution ζ = cos(πt)(xⁿ − rⁿ)"
           "(yⁿ − rⁿ)exp(−σ(x² + y²))/r²ⁿ.", lo=0, lo_open=True),
     Param("zeta_n", "int", 2, "eoc-exact: the exponent n of the exact solution.", lo=1, hi=12),

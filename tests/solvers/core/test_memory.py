@@ -80,7 +80,10 @@ def test_an_address_space_limit_counts_as_less_memory():
 @pytest.mark.gpu
 @pytest.mark.parametrize("model,scenario,params", SIZES)
 def test_device_estimate_bounds_the_device_memory_used(model, scenario, params):
+    import gc
+
     import cupy
+    gc.collect()  # arrays of earlier tests that are garbage but not yet collected
     pool = cupy.get_default_memory_pool()
     pool.free_all_blocks()
     sim = solvers.create(model, backend="cupy", scenario=scenario, **params)
