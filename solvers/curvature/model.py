@@ -13,11 +13,13 @@ scenarios.py; the exact solution of `eoc-exact` and its forcing: exact.py.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..core.params import Param, Scenario
 from ..core.registry import register
-from ..core.simulation import FieldInfo, Simulation
+from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh import Grid2D
 from . import scenarios
 from .fused import FusedRKM
@@ -78,6 +80,19 @@ class CurvatureFlow(Simulation):
                                     "boundary nodes copy their inner neighbours)", settable=False),
     }
     default_field = "phi"
+    quantity_infos = {
+        "max phi": QuantityInfo("m", "highest point of the graph"),
+        "min phi": QuantityInfo("m", "lowest point of the graph"),
+        "step size": QuantityInfo("s", "the adaptive step τ the controller proposes next"),
+        "error": QuantityInfo("m", "max |φ − ζ(t)| against the exact solution (eoc-exact; "
+                              "NaN for other scenarios)"),
+    }
+
+    def _quantities(self) -> dict:
+        phi = self.state["phi"]
+        err = math.nan if self.exact is None else self.xp.abs(phi - self.exact.zeta(self.t)).max()
+        return {"max phi": phi.max(), "min phi": phi.min(), "step size": self.controller.tau,
+                "error": err}
     surfaces = ("phi",)
     size_param = "nx"
     bench_scenario = "eoc-exact"
