@@ -50,6 +50,7 @@ class Preset:
     thumb_until: float | None = None
     thumb_steps: int | None = None
     thumb_field: str | None = None                 # default: the model's default field
+    compare: dict | None = None                    # opens View > Compare with these changes
 
     @property
     def citation(self) -> str:
@@ -79,6 +80,12 @@ PRESETS: tuple[Preset, ...] = (
            "The Willmore flow's manufactured exact solution.", "000",
            "The error against the exact solution in the quantities dock.",
            thumb_params={"nx": 32}, thumb_steps=100),
+    Preset("mc-vs-willmore", "Mean curvature vs Willmore", "mean-curvature", "sine-rings",
+           "The same rings under both flows, side by side, with their difference.", "000",
+           "Mean curvature (second order) flattens the rings fast; Willmore (fourth order) "
+           "first redistributes them; the A − B view shows where the flows part.",
+           params={"nx": 32}, compare={"model": "willmore"}, thumb_params={"nx": 48},
+           thumb_until=0.002),
     Preset("cx-rectangle", "Chemotaxis on a rectangle", "chemotaxis", "rectangle",
            "Cells drift up the chemoattractant they produce: snakeskin patterns.", "001",
            "Spots of cells appear where the random perturbation grows (α above the Turing "

@@ -87,11 +87,12 @@ class CompareWorker(QThread):
                          "wall": (ta, tb)})
 
 
-def _label(sim) -> str:
+def _label(sim, other=None) -> str:
     keys = ("scheme", "method", "order", "integrator") + (("kernel",) if sim.backend != "numpy"
                                                           else ())
     diff = [f"{k}={v}" for k, v in sim.params.items() if k in keys]
-    return f"{sim.backend} {sim.dtype} " + " ".join(diff)
+    name = f"{sim.model} " if other is not None and other.model != sim.model else ""
+    return f"{name}{sim.backend} {sim.dtype} " + " ".join(diff)
 
 
 class CompareWindow(QMainWindow):
@@ -99,7 +100,8 @@ class CompareWindow(QMainWindow):
         super().__init__(main)
         self.main, self.a, self.b = main, a, b
         what = ", ".join(f"{k}={v}" for k, v in changes.items()) or "same setup"
-        self.setWindowTitle(f"Compare {a.model}: A vs B ({what})")
+        self.setWindowTitle(f"Compare {a.model}: A vs B ({what})" if a.model == b.model else
+                            f"Compare {a.model} (A) with {b.model} (B)")
         self.info_a, self.info_b = SimInfo.of(a), SimInfo.of(b)
         self.field = main.field if main.field in self.info_a.fields else self.info_a.default_field
         central = QWidget()
@@ -147,8 +149,8 @@ class CompareWindow(QMainWindow):
         for v in self.views:
             if v is not None:
                 v.remove()
-        ia = replace(self.info_a, model="A", scenario=_label(self.a))
-        ib = replace(self.info_b, model="B", scenario=_label(self.b))
+        ia = replace(self.info_a, model="A", scenario=_label(self.a, self.b))
+        ib = replace(self.info_b, model="B", scenario=_label(self.b, self.a))
         self.views = [make_view(self.canvases[0], ia), make_view(self.canvases[1], ib)]
         if self.same_mesh:
             f = self.field
@@ -234,19 +236,28 @@ def open_compare(window, changes: dict | None = None, dtype: str | None = None,
         return None
     info = window.info
     params = dict(window.panel.values())
+    changes = dict(changes or {})
+    b_model = changes.pop("model", info.model)
     try:
-        b_params = dict(params)
-        for k, v in (changes or {}).items():
-            b_params[k] = solvers.check_param(info.model, k, v, info.scenario)
+        if b_model not in solvers.available_models():
+            raise ParameterError(f"compare: unknown model '{b_model}'; allowed: "
+                                 + ", ".join(solvers.available_models()))
+        b_names = {p["name"] for p in solvers.describe(b_model)["parameters"]}
+        b_scenarios = [s["name"] for s in solvers.describe(b_model)["scenarios"]]
+        b_scenario = info.scenario if info.scenario in b_scenarios else None
+        b_params = {k: v for k, v in params.items() if k in b_names}  # another model: shared
+        for k, v in changes.items():
+            b_params[k] = solvers.check_param(b_model, k, v, b_scenario)
         a = solvers.create(info.model, backend=window.backend_box.currentText(),
                            dtype=window.dtype_box.currentText(), scenario=info.scenario,
                            **params)
-        b = solvers.create(info.model, backend=backend or a.backend, dtype=dtype or a.dtype,
-                           scenario=info.scenario, **b_params)
+        b = solvers.create(b_model, backend=backend or a.backend, dtype=dtype or a.dtype,
+                           scenario=b_scenario, **b_params)
     except (ParameterError, solvers.MeshError) as e:
         window.show_message(f"compare: {e}", True)
         return None
-    shown = dict(changes or {}, **({"dtype": dtype} if dtype else {}),
+    shown = dict(changes, **({"model": b_model} if b_model != info.model else {}),
+                 **({"dtype": dtype} if dtype else {}),
                  **({"backend": backend} if backend else {}))
     cw = CompareWindow(window, a, b, shown)
     window.compare_window = cw

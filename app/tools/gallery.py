@@ -64,6 +64,13 @@ class Gallery(QDialog):
     def open(self, pid: str) -> None:
         p = by_id(pid)
         w = self.window
+        if p.compare is not None:
+            def then(info, w=w, p=p):
+                if info.model == p.model:
+                    w.worker.created.disconnect(then)
+                    from .compare import open_compare
+                    open_compare(w, dict(p.compare))
+            w.worker.created.connect(then)
         w.open_model(p.model, p.scenario, dict(p.params))
         for field, source in p.init:
             w.apply_initial(field, source)

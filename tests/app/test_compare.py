@@ -59,3 +59,21 @@ def test_identical_setups_agree_and_bad_changes_are_refused(win, qtbot):
     assert open_compare(win, {"Fo": 0.9}) is None
     assert win.last_message[1] and "Fo" in win.last_message[0]
     assert open_compare(win, {"nope": 1}) is None and "unknown parameter" in win.last_message[0]
+
+
+def test_the_gallery_compares_mean_curvature_with_willmore(win, qtbot):
+    win.show_gallery()
+    win.gallery.open("mc-vs-willmore")
+    qtbot.waitUntil(lambda: win.compare_window is not None, timeout=WAIT)
+    cw = win.compare_window
+    qtbot.addWidget(cw)
+    try:
+        assert (cw.a.model, cw.b.model) == ("mean-curvature", "willmore")
+        assert cw.a.params["nx"] == cw.b.params["nx"] == 32 and cw.views[2] is not None
+        cw.worker.submit("step")
+        qtbot.waitUntil(lambda: cw.last is not None and cw.last["steps"][0] >= 1, timeout=WAIT)
+        assert cw.last["t"][0] == cw.last["t"][1] > 0
+        assert np.abs(cw.difference("phi")).max() > 0
+    finally:
+        cw.close()
+        win.gallery.close()
