@@ -42,7 +42,8 @@ def timed(fn) -> float:
 
 
 def row(model: str, vertices: int, e: int, steps: int, dtype: str, bw: float) -> dict:
-    extra = {"scheme": "paper"} if model == "chemotaxis" else {}
+    model, _, scheme = model.partition(":")  # chemotaxis:positive
+    extra = {"scheme": scheme or "paper"} if model == "chemotaxis" else {}
     common = dict(backend="cupy", dtype=dtype, vertices=vertices, kernel="fused", **extra)
     members = members_of(model, e)
     # one after another: each member is a solo simulation of the same size, so the rate per
@@ -58,10 +59,14 @@ def row(model: str, vertices: int, e: int, steps: int, dtype: str, bw: float) ->
     sim = ens.sim
     n, item = sim.imesh.n_vertices, np.dtype(dtype).itemsize
     sch = ens._batch.s
-    tables = sch.deg.nbytes + sch.nbr.nbytes + sch.coef.nbytes
-    step_bytes = 4 * e * n * item + tables
+    if extra.get("scheme") == "positive":  # rates written and read back: 8 reals a vertex
+        tables = sch.deg.nbytes + sch.nbr.nbytes + sch.hw.nbytes + sch.area.nbytes
+        step_bytes = 8 * e * n * item + tables
+    else:
+        tables = sch.deg.nbytes + sch.nbr.nbytes + sch.coef.nbytes
+        step_bytes = 4 * e * n * item + tables
     per_step = batch_s / steps
-    return {"model": model, "vertices": n, "members": e, "dtype": dtype, "steps": steps,
+    return {"model": model + (f" ({extra['scheme']})" if extra else ""), "vertices": n, "members": e, "dtype": dtype, "steps": steps,
             "solo_member_steps_per_s": e * steps / solo_s,
             "batched_member_steps_per_s": e * steps / batch_s,
             "ratio": solo_s / batch_s, "batched_us_per_step": 1e6 * per_step,
@@ -71,7 +76,7 @@ def row(model: str, vertices: int, e: int, steps: int, dtype: str, bw: float) ->
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default="gray-scott,chemotaxis")
+    ap.add_argument("--models", default="gray-scott,chemotaxis,chemotaxis:positive")
     ap.add_argument("--vertices", type=int, default=20_000)
     ap.add_argument("--members", default="1,8,64,256")
     ap.add_argument("--steps", type=int, default=500)

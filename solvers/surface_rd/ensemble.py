@@ -17,8 +17,10 @@ member has landed, stopped or diverged: its row is copied unchanged). Every CHEC
 reduction finds members with non-finite values; such a member goes back to its state at the
 start of that block of steps, is flagged with a reason, and stops; the others go on.
 
-Elsewhere (NumPy, kernel=array, the positive chemotaxis scheme with its adaptive device clock)
-the members run one after another through one template simulation (the same code as solo).
+The positive chemotaxis scheme (adaptive δt) batches too: each member keeps its own device
+clock and λ slots (fused.BatchedPositive), and a block's step sizes are walked on the host as a
+solo run's are. Elsewhere (NumPy, kernel=array) the members run one after another through one
+template simulation (the same code as solo).
 """
 from __future__ import annotations
 
@@ -90,10 +92,11 @@ class SurfaceEnsemble:
         self.steps = np.zeros(self.size, dtype=np.int64)
         self.diverged = np.zeros(self.size, dtype=bool)
         self.reasons = [""] * self.size
+        self.stalled = np.zeros(self.size, dtype=bool)  # a device clock found non-finite rates
         self._batch = None
         if sim.kernel == "fused":
             from .fused import batched_kernel
-            self._batch = batched_kernel(sim, self.params)
+            self._batch = batched_kernel(sim, self.params, self.dt)
         self.batched = self._batch is not None
 
     # ---- stepping -----------------------------------------------------------------------
@@ -122,7 +125,10 @@ class SurfaceEnsemble:
             block = CHECK if n is None else min(CHECK, n - done)
             before = ({k: v.copy() for k, v in self.state.items()}, self.t.copy(),
                       self.steps.copy())
-            taken = self._block(block, t_end)
+            if getattr(self._batch, "device_clock", False):
+                taken = self._batch.run_block(self, block, t_end)
+            else:
+                taken = self._block(block, t_end)
             self._check(before)
             done += taken
             if taken < block:
@@ -166,7 +172,8 @@ class SurfaceEnsemble:
         for v in self.state.values():
             f = xp.isfinite(v).all(axis=1)
             ok = f if ok is None else ok & f
-        ok = np.asarray(ok.get() if hasattr(ok, "get") else ok)
+        ok = np.asarray(ok.get() if hasattr(ok, "get") else ok) & ~self.stalled
+        self.stalled[:] = False
         for m in np.flatnonzero(~ok & ~self.diverged):
             state0, t0, steps0 = before
             bad = [k for k, v in self.state.items() if not bool(xp.isfinite(v[m]).all())]

@@ -198,10 +198,82 @@ class BatchedEuler:
         state[a], state[b] = uo, vo
 
 
-def batched_kernel(sim, params):
-    """The batched launcher for an ensemble of `sim`'s model, or None where the fused scheme
-    has no batched kernel (the positive chemotaxis scheme: members then run one after another)."""
+class BatchedPositive:
+    """The positive chemotaxis scheme for an ensemble: per step one cx_rates_batch and one
+    cx_update_batch launch for all members, each member with its own λ slots and device clock
+    (its adaptive δt); a block of steps ends with one read of the members' step sizes, walked on
+    the host exactly as core/clock.replay walks a solo run's."""
+
+    device_clock = True
+
+    def __init__(self, scheme, params, dt):
+        cp, self.s = scheme.cp, scheme
+        real = scheme.real
+        self.E, n = len(params), scheme.n
+        table = np.array([[float(a) for a in FusedChemotaxis.args_of(p, real)] for p in params])
+        self.par = cp.asarray(table.astype(real))
+        self.lam = cp.zeros(2 * self.E, dtype=real)
+        self.clk = cp.zeros(4 * self.E, dtype=np.float64)
+        self.hist = cp.zeros((self.E, scheme.BATCH), dtype=np.float64)
+        self.dt_user = cp.asarray(np.asarray(dt, dtype=np.float64))
+        self.rates = (cp.empty((self.E, n), dtype=real), cp.empty((self.E, n), dtype=real))
+        self.cur = 0
+
+    def run_block(self, ens, count: int, t_end) -> int:
+        from ..core import clock
+        s, cp = self.s, self.s.cp
+        count = min(count, s.BATCH)
+        alive = ~ens.diverged
+        if t_end is not None:
+            alive &= ~(t_end - ens.t <= clock.LAND_RTOL * max(1.0, abs(t_end)))
+        if not alive.any():
+            return 0
+        active = cp.asarray(alive.astype(np.uint8))
+        clk = np.zeros((self.E, 2, 2))
+        clk[:, self.cur, 0] = ens.t
+        self.clk.set(clk.reshape(-1))
+        fn, fc = ens.state["cells"], ens.state["chemo"]
+        rn, rc = self.rates
+        end, has_end = (0.0, 0) if t_end is None else (t_end, 1)
+        grid = (s.grid(s.n)[0], self.E)
+        for k in range(count):
+            s.k["cx_rates_batch"](grid, (s.block,),
+                                  (fn, fc, rn, rc, s.deg, s.nbr, s.hw, s.area, np.int32(s.n),
+                                   np.int32(s.P), self.par, self.lam, np.int32(self.cur),
+                                   active))
+            s.k["cx_update_batch"](grid, (s.block,),
+                                   (fn, fc, rn, rc, np.int32(s.n), self.lam, np.int32(self.cur),
+                                    self.clk, self.hist, np.int32(s.BATCH), np.int32(k),
+                                    self.dt_user, np.float64(THETA), np.float64(np.inf),
+                                    np.float64(end), np.int32(has_end), active))
+            self.cur = 1 - self.cur
+        hist = self.hist[:, :count].get()
+        # clock.replay, member by member, vectorised over the members
+        t, live = ens.t.copy(), alive.copy()
+        for k in range(count):
+            if t_end is not None:
+                live &= ~(t_end - t <= clock.LAND_RTOL * max(1.0, abs(t_end)))
+            d = hist[:, k]
+            bad = live & ~(np.isfinite(d) & (d > 0))
+            ens.stalled |= bad  # non-finite rates: the ensemble's check restores and flags it
+            go = live & ~bad
+            if t_end is None:
+                t = np.where(go, t + d, t)
+            else:
+                snap = d >= (t_end - t) * (1 - clock.SNAP_RTOL)
+                t = np.where(go, np.where(snap, t_end, t + d), t)
+            ens.steps += go
+            live = go
+        ens.t = t
+        return count
+
+
+def batched_kernel(sim, params, dt=None):
+    """The batched launcher for an ensemble of `sim`'s model (`dt`: each member's δt), or None
+    where the scheme has none."""
     scheme = sim.scheme
+    if isinstance(scheme, FusedPositiveChemotaxis):
+        return BatchedPositive(scheme, params, dt)
     if getattr(scheme, "batch_kernel", None) is None:
         return None
     return BatchedEuler(scheme, params)
@@ -228,7 +300,7 @@ class FusedPositiveChemotaxis(FusedEuler):
     the δt's the device used: one host wait per batch, bit for bit the step-by-step result."""
 
     cu_file = POSITIVE_CU
-    kernel_names = ("cx_rates", "cx_update")
+    kernel_names = ("cx_rates", "cx_update", "cx_rates_batch", "cx_update_batch")
     BATCH = 64
 
     def prepare(self):

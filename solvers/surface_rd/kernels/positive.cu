@@ -42,15 +42,15 @@ template <> struct Fx<double> {
     }
 };
 
+// The per-vertex part of cx_rates: the rates of vertex i and its loss rate lambda_i (0 for i >= n).
 template <typename T>
-__global__ void cx_rates(const T* __restrict__ fn, const T* __restrict__ fc,
-                         T* __restrict__ rate_n, T* __restrict__ rate_c,
-                         const int* __restrict__ deg, const int* __restrict__ nbr,
-                         const T* __restrict__ hw, const T* __restrict__ area, const int n,
-                         const int P, const T D, const T alpha, const T sr, const T Ncap,
-                         const T s, T* __restrict__ lam_slot)
+__device__ __forceinline__ T cx_vertex(const T* __restrict__ fn, const T* __restrict__ fc,
+                                       T* __restrict__ rate_n, T* __restrict__ rate_c,
+                                       const int* __restrict__ deg, const int* __restrict__ nbr,
+                                       const T* __restrict__ hw, const T* __restrict__ area,
+                                       const int i, const int n, const int P, const T D,
+                                       const T alpha, const T sr, const T Ncap, const T s)
 {
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
     T lam = T(0);
     if (i < n) {
         const T ni = fn[i], ci = fc[i];
@@ -85,7 +85,13 @@ __global__ void cx_rates(const T* __restrict__ fn, const T* __restrict__ fc,
         lam = loss / a + sr * fmax(ni - Ncap, T(0)) + T(0);  // + 0: never -0
         if (!(lam == lam)) lam = real_inf<T>();
     }
-    // block maximum: warp shuffles, then the warps' maxima through shared memory
+    return lam;
+}
+
+// block maximum: warp shuffles, then the warps' maxima through shared memory, then one atomic
+template <typename T>
+__device__ __forceinline__ void block_max_into(T lam, T* __restrict__ lam_slot)
+{
     for (int w = 16; w > 0; w >>= 1) lam = fmax(lam, __shfl_down_sync(0xffffffffu, lam, w));
     __shared__ T wmax[32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -99,13 +105,49 @@ __global__ void cx_rates(const T* __restrict__ fn, const T* __restrict__ fc,
 }
 
 template <typename T>
-__global__ void cx_update(T* __restrict__ fn, T* __restrict__ fc, const T* __restrict__ rate_n,
-                          const T* __restrict__ rate_c, const int n,
-                          const T* __restrict__ lam_cur, T* __restrict__ lam_next,
-                          const double* __restrict__ clk_in, double* __restrict__ clk_out,
-                          double* __restrict__ hist, const int k, const double dt_user,
-                          const double theta, const double limit, const double t_end,
-                          const int has_end)
+__global__ void cx_rates(const T* __restrict__ fn, const T* __restrict__ fc,
+                         T* __restrict__ rate_n, T* __restrict__ rate_c,
+                         const int* __restrict__ deg, const int* __restrict__ nbr,
+                         const T* __restrict__ hw, const T* __restrict__ area, const int n,
+                         const int P, const T D, const T alpha, const T sr, const T Ncap,
+                         const T s, T* __restrict__ lam_slot)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const T lam = cx_vertex(fn, fc, rate_n, rate_c, deg, nbr, hw, area, i, n, P, D, alpha, sr,
+                            Ncap, s);
+    block_max_into(lam, lam_slot);
+}
+
+// Ensembles (solvers/surface_rd/ensemble.py): member m = blockIdx.y owns rows m of the (E, n)
+// arrays, its parameters par[5m..5m+4] = (D, alpha, s r, N, s) and its lambda slots lam[2m..2m+1].
+template <typename T>
+__global__ void cx_rates_batch(const T* __restrict__ fn, const T* __restrict__ fc,
+                               T* __restrict__ rate_n, T* __restrict__ rate_c,
+                               const int* __restrict__ deg, const int* __restrict__ nbr,
+                               const T* __restrict__ hw, const T* __restrict__ area, const int n,
+                               const int P, const T* __restrict__ par, T* __restrict__ lam,
+                               const int cur, const unsigned char* __restrict__ active)
+{
+    const int m = blockIdx.y;
+    if (!active[m]) return;  // the whole block: no thread reaches the barrier
+    const size_t off = (size_t)m * n;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const T* p = par + 5 * m;
+    const T l = cx_vertex(fn + off, fc + off, rate_n + off, rate_c + off, deg, nbr, hw, area, i,
+                          n, P, p[0], p[1], p[2], p[3], p[4]);
+    block_max_into(l, lam + 2 * m + cur);
+}
+
+template <typename T>
+__device__ __forceinline__ void cx_step(T* __restrict__ fn, T* __restrict__ fc,
+                                        const T* __restrict__ rate_n,
+                                        const T* __restrict__ rate_c, const int n, const int i,
+                                        const T* __restrict__ lam_cur, T* __restrict__ lam_next,
+                                        const double* __restrict__ clk_in,
+                                        double* __restrict__ clk_out, double* __restrict__ hist,
+                                        const int k, const double dt_user, const double theta,
+                                        const double limit, const double t_end,
+                                        const int has_end, const bool first)
 {
     const double lam = (double)*lam_cur;
     double dt = lam > 0.0 ? fmin(dt_user, theta / lam) : (lam == 0.0 ? dt_user : 0.0);
@@ -118,8 +160,7 @@ __global__ void cx_update(T* __restrict__ fn, T* __restrict__ fc, const T* __res
         d = clock_clamp(dt, t, t_end, end);
         t_new = clock_after_step(t, d, t_end, end);
     }
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i == 0) {
+    if (first) {
         clk_out[0] = t_new;
         clk_out[1] = (done || clock_landed(t_new, t_end, end)) ? 1.0 : 0.0;
         hist[k] = d;
@@ -130,4 +171,39 @@ __global__ void cx_update(T* __restrict__ fn, T* __restrict__ fc, const T* __res
         fn[i] = fn[i] + dtT * rate_n[i];
         fc[i] = fc[i] + dtT * rate_c[i];
     }
+}
+
+template <typename T>
+__global__ void cx_update(T* __restrict__ fn, T* __restrict__ fc, const T* __restrict__ rate_n,
+                          const T* __restrict__ rate_c, const int n,
+                          const T* __restrict__ lam_cur, T* __restrict__ lam_next,
+                          const double* __restrict__ clk_in, double* __restrict__ clk_out,
+                          double* __restrict__ hist, const int k, const double dt_user,
+                          const double theta, const double limit, const double t_end,
+                          const int has_end)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    cx_step(fn, fc, rate_n, rate_c, n, i, lam_cur, lam_next, clk_in, clk_out, hist, k, dt_user,
+            theta, limit, t_end, has_end, i == 0);
+}
+
+// Ensembles: member m's clock clk[4m + 2cur .. +1] -> clk[4m + 2(1-cur) ..], its step into
+// hist[m * stride + k], its own dt_user[m]; inactive members (diverged) are left alone.
+template <typename T>
+__global__ void cx_update_batch(T* __restrict__ fn, T* __restrict__ fc,
+                                const T* __restrict__ rate_n, const T* __restrict__ rate_c,
+                                const int n, T* __restrict__ lam, const int cur,
+                                double* __restrict__ clk, double* __restrict__ hist,
+                                const int stride, const int k,
+                                const double* __restrict__ dt_user, const double theta,
+                                const double limit, const double t_end, const int has_end,
+                                const unsigned char* __restrict__ active)
+{
+    const int m = blockIdx.y;
+    if (!active[m]) return;
+    const size_t off = (size_t)m * n;
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    cx_step(fn + off, fc + off, rate_n + off, rate_c + off, n, i, lam + 2 * m + cur,
+            lam + 2 * m + (1 - cur), clk + 4 * m + 2 * cur, clk + 4 * m + 2 * (1 - cur),
+            hist + (size_t)m * stride, k, dt_user[m], theta, limit, t_end, has_end, i == 0);
 }

@@ -31,7 +31,7 @@ using std::fmin; using std::fmax; using std::fabs; using std::expm1;
 #define __forceinline__ inline
 #define __shared__
 #define __restrict__
-struct Dim { int x; };
+struct Dim { int x; int y; };
 static Dim blockIdx, blockDim, threadIdx;
 #define __syncthreads()
 template <class V> V __shfl_down_sync(unsigned, V v, int) { return v; }  // one-thread blocks
