@@ -12,8 +12,7 @@ import time
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QCheckBox, QDockWidget, QFileDialog, QHBoxLayout, QListWidget,
+from PySide6.QtWidgets import (QCheckBox, QFileDialog, QHBoxLayout, QListWidget,
                                QListWidgetItem, QPushButton, QVBoxLayout, QWidget)
 from vispy import scene
 
@@ -188,11 +187,5 @@ def install(window) -> None:
     window.plots = PlotsPanel(window)
     window.sampler = Sampler(window)
     window.sampler.sample.connect(window.plots.add)
-    dock = QDockWidget("Quantities over time", window)
-    dock.setWidget(window.plots)
-    dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
-    window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
-    act = QAction("Quantities over time", window, checkable=True, checked=True)
-    act.toggled.connect(dock.setVisible)
-    dock.visibilityChanged.connect(act.setChecked)
-    window.menus["View"].addAction(act)
+    from . import add_dock
+    add_dock(window, "Quantities over time", window.plots, "right")

@@ -12,8 +12,7 @@ import threading
 from collections import deque
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QDockWidget, QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox,
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPushButton, QSlider, QSpinBox,
                                QWidget)
 
 from pdestudio import solvers
@@ -184,11 +183,5 @@ class TimelineBar(QWidget):
 def install(window) -> None:
     window.timeline = Timeline(window)
     window.timeline_bar = bar = TimelineBar(window, window.timeline)
-    dock = QDockWidget("Timeline", window)
-    dock.setWidget(bar)
-    dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetClosable)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    act = QAction("Timeline", window, checkable=True, checked=True)
-    act.toggled.connect(dock.setVisible)
-    dock.visibilityChanged.connect(act.setChecked)
-    window.menus["View"].addAction(act)
+    from . import add_dock
+    add_dock(window, "Timeline", bar, "bottom")
