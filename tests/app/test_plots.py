@@ -52,7 +52,10 @@ def test_log_scale_and_a_restore_branch(win, qtbot):
     assert np.allclose(y, np.log10(np.abs(plots.series[name])).astype(np.float32))
     assert plots.yaxis.axis.axis_label.startswith("log10 ")
     win.timeline_bar.slider.setValue(1)  # back in time: the series drop what came after
-    qtbot.waitUntil(lambda: win.worker.sim.steps == win.timeline_bar.times[1][1], timeout=WAIT)
+    back = win.timeline_bar.times[1][1]
+    qtbot.waitUntil(lambda: win.worker.sim.steps == back, timeout=WAIT)
+    win.set_field(win.field)  # the restored state's frame drawn (the mailbox may drop one)
+    qtbot.waitUntil(lambda: win.last_frame[1] == back, timeout=WAIT)
     step_and_wait(win, qtbot)
     qtbot.waitUntil(lambda: plots.steps[-1] == win.worker.sim.steps, timeout=WAIT)
     assert plots.steps == sorted(plots.steps) and len(set(plots.steps)) == len(plots.steps)

@@ -42,6 +42,8 @@ def test_sweep_folder_gallery_opens_a_member_that_continues(win, qtbot, sweep_di
     assert sim.steps == 25 and sim.t == ref.t and np.array_equal(sim.state["T"], ref.state["T"])
     assert win.model == "heat-1d" and win.panel.values()["mode"] == 2
     assert "sweep member 3" in win.last_message[0]
+    win.set_field(win.field)  # the opened member's frame drawn (the mailbox may drop one)
+    qtbot.waitUntil(lambda: win.last_frame[1] == 25, timeout=WAIT)
     step_and_wait(win, qtbot)  # it continues
     ref.step(1)
     assert sim.steps == 26 and np.array_equal(sim.state["T"], ref.state["T"])
