@@ -30,17 +30,6 @@ def fonts(canvas):
     return _FONTS[canvas]
 
 
-def _kernel_on_gpu(font) -> None:
-    """VisPy's Text visual assigns its font's filter kernel (a 16×1024 RGBA float array) to its
-    program before every draw, which uploads those 256 KiB again each time: six labels cost
-    1.5 MiB of texture uploads a frame (4.6 ms of llvmpipe's 7.4 ms draw here). Made a texture
-    once per font, the assignment only binds it."""
-    from vispy.gloo import Texture2D
-    from vispy.gloo.texture import BaseTexture
-    if not isinstance(font._kernel, BaseTexture):
-        font._kernel = Texture2D(font._kernel)
-
-
 def set_text(visual, text) -> bool:
     """Give a Text visual (or Label) new text only when it changed. VisPy lays out every glyph
     of every string again after each assignment (in Python: about 1 ms a string), and assigning
@@ -62,7 +51,6 @@ def share_fonts(node, fm) -> None:
                 if v._font_manager is not fm:
                     v._font_manager = fm
                     v._update_font()
-                _kernel_on_gpu(v._font)
         stack.extend(getattr(n, "children", []))
         stack.extend(v for v in getattr(n, "_subvisuals", []) if hasattr(v, "_subvisuals"))
 
