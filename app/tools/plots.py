@@ -57,12 +57,12 @@ class PlotsPanel(QWidget):
         self.view = grid.add_view(row=0, col=1, camera="panzoom")
         self.yaxis = scene.AxisWidget(orientation="left", text_color="w", axis_color="w",
                                       tick_color="w", axis_font_size=7, tick_font_size=6)
-        self.yaxis.width_max = 52
+        self.yaxis.width_min = self.yaxis.width_max = 52  # fixed: a unique layout
         grid.add_widget(self.yaxis, row=0, col=0)
         self.xaxis = scene.AxisWidget(orientation="bottom", text_color="w", axis_color="w",
                                       tick_color="w", axis_label="t", axis_font_size=7,
                                       tick_font_size=6)
-        self.xaxis.height_max = 34
+        self.xaxis.height_min = self.xaxis.height_max = 34
         grid.add_widget(self.xaxis, row=1, col=1)
         self.yaxis.link_view(self.view)
         self.xaxis.link_view(self.view)

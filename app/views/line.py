@@ -40,11 +40,14 @@ class LineView(View):
         self.xaxis = add_axis(g, "bottom", self.plot, row=2, col=1)
         self.st_label = scene.Label("space–time: one row per frame, time upwards", color=TEXT,
                                     font_size=8)
-        self.st_label.height_max = 20
+        self.st_label.height_min = self.st_label.height_max = 20
         g.add_widget(self.st_label, row=3, col=1)
         self.st = g.add_view(row=4, col=1, camera="panzoom", border_color=(0.4, 0.4, 0.4, 1))
-        self.st.height_min = max(120, int(0.36 * canvas.size[1]))
         self.plot.height_min = 160
+        # the space–time panel's height is fixed (0.36 of the canvas, kept on resize) and the
+        # plot takes the rest: with two rows free the layout was not unique (see add_axis)
+        self._st_height()
+        canvas.events.resize.connect(self._st_height)
         g.add_widget(scene.Widget(), row=4, col=0)  # keep the image aligned with the plot
         width = -(-self.n // self.s_st)
         self.ring = self.texture("__space_time__", (ROWS, width))
@@ -96,6 +99,13 @@ class LineView(View):
         lo, hi = self.limits
         pad = 0.05 * (hi - lo)
         self.plot.camera.rect = (self.x0, lo - pad, self.x1 - self.x0, hi - lo + 2 * pad)
+
+    def _st_height(self, event=None) -> None:
+        self.st.height_min = self.st.height_max = max(120, int(0.36 * self.canvas.size[1]))
+
+    def remove(self) -> None:
+        self.canvas.events.resize.disconnect(self._st_height)
+        super().remove()
 
     def reset_camera(self):
         self._set_plot_range()

@@ -119,10 +119,10 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
     copied into the view's textures through CUDA–OpenGL interop, where the canvas can)."""
     from pdestudio.app.views import ColorScale, interop, make_view
 
-    from .offscreen import draw, offscreen_canvas, renderer_name
+    from .offscreen import GpuTimer, draw, offscreen_canvas, renderer_name
     info = SimInfo.of(sim)
     box, stop, ready = Mailbox(), threading.Event(), threading.Event()
-    state: dict = {"draw": [], "handover": [], "shown": 0}
+    state: dict = {"draw": [], "handover": [], "shown": 0, "gpu": []}
 
     def screen():
         try:
@@ -143,6 +143,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
             ready.set()
         scale, due = ColorScale(), time.perf_counter()
         session = interop.session(canvas)
+        timer = GpuTimer()
         while not stop.is_set():
             now = time.perf_counter()
             if now < due:
@@ -154,8 +155,10 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
                 continue
             t0 = time.perf_counter()
             view.set_frame(f, info.default_field, scale)
-            draw(canvas)
+            draw(canvas, timer)
             state["draw"].append(time.perf_counter() - t0)
+            if timer.ms is not None:
+                state["gpu"].append(timer.ms / 1e3)
             f.done()
             state["shown"] += 1
             gpu_copy = session.last_copy_ms / 1e3 if session is not None and \
@@ -194,6 +197,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
            else float("nan"))  # the first two frames compile shaders and render glyphs
     return {"steps_per_s": steps / wall, "steps": steps, "frames_shown_per_s":
             state["shown"] / wall, "draw_ms_median": med(state["draw"]),
+            "gpu_draw_ms_median": med(state["gpu"]),
             "handover_ms_median": med(state["handover"]), "path_used": state["path"],
             "path_reason": state["why"], "drawn_by": state["drawn_by"],
             "steps_per_frame": chunk}

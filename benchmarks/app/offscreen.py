@@ -26,9 +26,64 @@ def renderer_name() -> str:
         return f"? ({e})"
 
 
-def draw(canvas) -> None:
-    """Draw the whole canvas now and wait until the GPU has finished it."""
+class GpuTimer:
+    """GPU time of the OpenGL work between `begin` and `end` (a GL_TIME_ELAPSED query, read
+    after the frame finished): what the GPU itself spent drawing, apart from the Python that
+    issued it. `ok` is False where the driver offers no timer query (then `ms` is None)."""
+
+    TIME_ELAPSED, QUERY_RESULT = 0x88BF, 0x8866
+
+    def __init__(self):
+        import ctypes
+        self.ms = None
+        self.ok = False
+        self._c = ctypes
+        for name in ("libOpenGL.so.0", "libGL.so.1"):
+            try:
+                lib = ctypes.CDLL(name)
+                self._gen, self._begin = lib.glGenQueries, lib.glBeginQuery
+                self._end, self._get = lib.glEndQuery, lib.glGetQueryObjectui64v
+                break
+            except (OSError, AttributeError):
+                continue
+        else:
+            return
+        self._begin.argtypes = [ctypes.c_uint, ctypes.c_uint]
+        self._end.argtypes = [ctypes.c_uint]
+        self._get.argtypes = [ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_uint64)]
+        self._id = None
+        self.ok = True
+
+    def begin(self) -> None:
+        if not self.ok:
+            return
+        if self._id is None:
+            ids = (self._c.c_uint * 1)()
+            self._gen(1, ids)
+            self._id = ids[0]
+            if not self._id:
+                self.ok = False
+                return
+        self._begin(self.TIME_ELAPSED, self._id)
+
+    def end(self) -> None:
+        if self.ok and self._id:
+            self._end(self.TIME_ELAPSED)
+            ns = self._c.c_uint64(0)
+            self._get(self._id, self.QUERY_RESULT, self._c.byref(ns))
+            self.ms = ns.value / 1e6
+
+
+def draw(canvas, timer: GpuTimer | None = None) -> None:
+    """Draw the whole canvas now and wait until the GPU has finished it (`timer`: the GPU time
+    of the draw is left in timer.ms)."""
     from vispy.gloo import gl
     canvas.set_current()
+    if timer is not None:
+        canvas.context.flush_commands()  # the frame's uploads: not part of the draw's GPU time
+        timer.begin()
     canvas.events.draw(region=None)
+    if timer is not None:
+        canvas.context.flush_commands()
+        timer.end()
     gl.glFinish()

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from .offscreen import SIZE, draw, offscreen_canvas, renderer_name
+from .offscreen import SIZE, GpuTimer, draw, offscreen_canvas, renderer_name
 
 DEFAULT_CASES = ("surface-512", "surface-1024", "surface-2048", "surface-4096", "surface2-1024",
                  "image-512", "image-1024", "image-2048", "image-4096", "line-2^20",
@@ -138,16 +138,19 @@ def measure_case(canvas, case: str, frames: int, path: str) -> dict:
         data = [{k: cp.asarray(v) for k, v in d.items()} for d in data]
     view = make_view(canvas, info, mode)
     scale = ColorScale()
-    times, setup = [], time.perf_counter()
+    times, gpu, setup = [], [], time.perf_counter()
+    timer = GpuTimer()
     try:
         for i in range(frames + 2):  # two warm-up frames (shader compilation, first uploads)
             f = Frame(dict(data[i % len(data)]), t=float(i), steps=i, generation=0)
             t0 = time.perf_counter()
             view.set_frame(f, field, scale)
-            draw(canvas)
+            draw(canvas, timer)
             f.done()
             if i >= 2:
                 times.append(time.perf_counter() - t0)
+                if timer.ms is not None:
+                    gpu.append(timer.ms)
             elif i == 1:
                 setup = time.perf_counter() - setup
     finally:
@@ -157,6 +160,7 @@ def measure_case(canvas, case: str, frames: int, path: str) -> dict:
                    if s)
     return {"case": case, "path": path, "frames": len(times), "draw_ms_median": 1e3 * med,
             "draw_ms_min": 1e3 * min(times), "frames_per_s": 1.0 / med,
+            "gpu_draw_ms_median": statistics.median(gpu) if gpu else None,
             "first_two_frames_s": setup, "upload": how}
 
 
@@ -199,7 +203,7 @@ def main(argv=None) -> int:
                       f"{r['steps_per_s_alone']:.4g} steps/s, while drawing "
                       f"{r['steps_per_s']:.4g} ({100 * r['fraction_kept']:.0f} %), "
                       f"{r['frames_shown_per_s']:.3g} frames/s drawn, draw "
-                      f"{r['draw_ms_median']:.3g} ms, hand-over {r['handover_ms_median']:.3g} ms "
+                      f"{r['draw_ms_median']:.3g} ms (GPU {r.get('gpu_draw_ms_median') or float('nan'):.3g} ms), hand-over {r['handover_ms_median']:.3g} ms "
                       f"(median); {r['drawn_by']}", flush=True)
     else:
         canvas = offscreen_canvas()
@@ -210,8 +214,10 @@ def main(argv=None) -> int:
             r = measure_case(canvas, case, a.frames, a.path)
             r["renderer"] = who
             rows.append(r)
+            g = r["gpu_draw_ms_median"]
             print(f"{case:>14}: {r['draw_ms_median']:8.2f} ms/frame (min {r['draw_ms_min']:.2f})"
-                  f"  {r['frames_per_s']:7.1f} frames/s  {r['upload']}", flush=True)
+                  f"  {r['frames_per_s']:7.1f} frames/s  GPU draw "
+                  + (f"{g:.2f} ms" if g is not None else "?") + f"  {r['upload']}", flush=True)
         canvas.close()
     if a.json:
         with open(a.json, "w") as f:
