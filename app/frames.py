@@ -11,6 +11,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+# the solver thread's pace (app/worker.py; the benchmarks' screen loop follows it too)
+MAX_FPS = 60.0         # frames produced per second at most (steps per frame sets the speed)
+AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
+
 
 @dataclass(frozen=True)
 class SimInfo:

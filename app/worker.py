@@ -24,15 +24,13 @@ from PySide6.QtCore import QThread, Signal
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
-from .frames import Frame, Mailbox, SimInfo
+from .frames import AUTO_FRAME_S, MAX_FPS, Frame, Mailbox, SimInfo
 from .transfer import make_copier
 from .views import interop
 
-MAX_FPS = 60.0         # frames produced per second at most (steps per frame sets the speed)
 CHUNK_S = 0.05         # a stepping call lasts about this long, so commands are handled quickly
 STATS_EVERY = 0.25     # seconds between statistics updates
 SPEEDUP_BUDGET = 0.6   # seconds of stepping per backend in the speed-up measurement
-AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
 GUI_WAIT_MAX_S = 0.05  # longest wait for a screen that is behind (see _frame_of_steps)
 
 

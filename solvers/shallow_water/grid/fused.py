@@ -19,6 +19,12 @@ slot with the same correctly rounded division as the device.
 `variant`, `tuning` (the kernels' compile-time knobs, e.g. {"SW_STRIP_MINB": 0}) and `rows` (rows
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
 the defaults are production's.
+
+`run` (what `Simulation` uses) queues a batch of up to BATCH steps with no host round trip: the
+clock is kept on the device (kernels/grid.cu `step_size`, core's clock.cuh: Δt clamped to the end
+time, Δt = 0 once landed, each step's Δt recorded), and the host replays the recorded steps with
+core/clock.py: one host wait per batch instead of one per step, with the same times and states
+bit for bit. `step` keeps the per-step path (the host reads Δt after each step).
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...core import clock
 from ...core.backend import load_kernels
 from ...core.scheme import SchemeBase
 from .reference import SSP3
@@ -36,6 +43,7 @@ RIEMANN = Path(__file__).parents[1] / "kernels"  # riemann.cuh
 BLOCK = (32, 8)
 BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
+BATCH = 256  # steps a batched run queues at most between two host waits
 
 
 class GridFused(SchemeBase):
@@ -73,6 +81,7 @@ class GridFused(SchemeBase):
                            (segs + BLOCK_STRIP[1] - 1) // BLOCK_STRIP[1])
         self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in kernels/grid.cu
         self._launch_args()
+        sim.check_interval = BATCH  # one batch between two finiteness checks
 
     def _launch_args(self) -> None:
         """The constant launch arguments (k_dt = 2 δ dx dy holds the live cfl)."""
@@ -120,11 +129,15 @@ class GridFused(SchemeBase):
                                                     self.slot[self.cur]))
         self.events[self.cur].record(stream)
 
-    def step(self, t, dt_limit):
+    NO_CLOCK = (np.uintp(0), np.uintp(0), np.uintp(0), np.int32(0), np.float64(0.0),
+                np.int32(0))  # the kernels' clock arguments on the per-step path (null)
+
+    def _queue_step(self, limit, clk=NO_CLOCK):
+        """Queue one step on the current stream (Δt from this step's z_max slot, at most
+        `limit`; `clk`: the clock arguments of a batched run). Returns the new state."""
         cp, state = self.cp, self.sim.state
         h, qx, qy, H = state["h"], state["hu"], state["hv"], state["H"]
         stream = cp.cuda.get_current_stream()
-        limit = np.float64(np.inf if dt_limit is None else dt_limit)
         strip = self.variant == "strip"
         if not (strip and self.valid):
             self._reduce_dt(h, qx, qy, stream)
@@ -134,29 +147,79 @@ class GridFused(SchemeBase):
             nxt, clr = (cur + 1) % 3, (cur + 2) % 3
             self.k["sw_strip1"](self.strip_grid, BLOCK_STRIP,
                                 (h, qx, qy, H, *out, *self.strip_args, self.slot[cur],
-                                 self.slot[nxt], self.slot[clr], limit))
+                                 self.slot[nxt], self.slot[clr], limit, *clk))
             self.events[nxt].record(stream)
         elif self.variant == "cell":
             self.k["sw_step1"](self._grid(BLOCK), BLOCK,
-                               (h, qx, qy, H, *out, *self.cell_args, self.slot[cur], limit))
+                               (h, qx, qy, H, *out, *self.cell_args, self.slot[cur], limit,
+                                *clk))
         else:
             grid = self._grid(self.block3)
             u0 = (h, qx, qy)
             u = u0
             for n, args in enumerate(self.stage_args):
+                # only the last stage writes the clock after the step
+                c = clk if n == 2 else (clk[0], np.uintp(0), *clk[2:])
                 self.k["sw_stage3"](grid, self.block3,
-                                    (*u, H, *u0, *out, *args, self.slot[cur], limit))
+                                    (*u, H, *u0, *out, *args, self.slot[cur], limit, *c))
                 if u is not u0:
                     self.spare.extend(u)
                 u = out
                 if n < 2:
                     out = self._buffers(h)
             out = u
-        dt = self.dt()
-        if strip:  # the next step's z_max is in slot nxt once its event has passed
-            self.cur = nxt
+        return out
+
+    def _advance(self, out) -> None:
+        """The queued step's state becomes the current one."""
+        state = self.sim.state
+        if self.variant == "strip":  # the next step's z_max is in slot nxt once its event passed
+            self.cur = (self.cur + 1) % 3
             self.valid = True
-        dt = dt if dt_limit is None else min(dt, dt_limit)
-        self.spare.extend((h, qx, qy))
+        self.spare.extend((state["h"], state["hu"], state["hv"]))
         state["h"], state["hu"], state["hv"] = out
-        return dt
+
+    def step(self, t, dt_limit):
+        limit = np.float64(np.inf if dt_limit is None else dt_limit)
+        out = self._queue_step(limit)
+        dt = self.dt()
+        self._advance(out)
+        return dt if dt_limit is None else min(dt, dt_limit)
+
+    _clock = None
+
+    def run(self, count, t, t_end):
+        """Up to BATCH of `count` steps queued back to back, the clock on the device (see the
+        module docstring); one host wait. Returns (steps taken, new t) as core/clock.py walks
+        them; NonFiniteStep where a step's Δt is not finite (every z_i NaN)."""
+        cp = self.cp
+        if self._clock is None:
+            import cupyx
+            self._clock = cp.zeros((2, 2), dtype=np.float64)  # {t, landed}, by step parity
+            self._hist_dev = cp.zeros(BATCH, dtype=np.float64)
+            self._start = cupyx.empty_pinned((2,), dtype=np.float64)
+            self._hist_host = cupyx.empty_pinned((BATCH,), dtype=np.float64)
+        count = min(int(count), BATCH)
+        if t_end is not None and self._last_dt:
+            # towards an end time, no more steps than it takes at the last step's size (and a
+            # few): the steps queued after landing apply Δt = 0 but cost a full pass each
+            count = min(count, max(1, math.ceil(1.1 * (t_end - t) / self._last_dt) + 1))
+        stream = cp.cuda.get_current_stream()
+        self._start[0], self._start[1] = t, 0.0
+        self._clock[0].set(self._start, stream=stream)
+        end, has_end = (np.float64(t_end), np.int32(1)) if t_end is not None else \
+            (np.float64(0.0), np.int32(0))
+        inf = np.float64(np.inf)
+        for i in range(count):
+            clk = (self._clock[i % 2], self._clock[(i + 1) % 2], self._hist_dev, np.int32(i),
+                   end, has_end)
+            self._advance(self._queue_step(inf, clk))
+        hist = self._hist_host[:count]
+        self._hist_dev[:count].get(out=hist, stream=stream)
+        stream.synchronize()
+        whole = hist[hist > 0]
+        if whole.size:
+            self._last_dt = float(whole.max())
+        return clock.replay(t, t_end, hist)
+
+    _last_dt = 0.0

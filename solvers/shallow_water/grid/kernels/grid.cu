@@ -22,6 +22,7 @@
 #define SWD __device__ __forceinline__
 
 #include "riemann.cuh"  // the Roe solver (roe1, hh_split) and rsqrt_/rcp_
+#include "clock.cuh"    // the time-landing rule (batched runs keep the clock on the device)
 
 // Tuning knobs of sw_strip1 (grid/fused.py passes -D options): the minimum number of resident
 // blocks per SM asked of the register allocator for float32 (0: none), and the unrolling of the
@@ -396,11 +397,46 @@ __global__ void sw_cfl(const T* __restrict__ h, const T* __restrict__ qx,
 }
 
 // Δt = min(k / z_max, dt_limit) with k = 2 δ dx dy (the host divides the same two numbers).
+//
+// Batched runs (GridFused.run) keep the clock on the device (core's clock.cuh), double-buffered
+// by step: clk_in = {t, landed} before this step, and every thread takes
+//   Δt = T(min(k / z_max, dt_limit, t_end − t))   (0 once landed),
+// the same value as the host's per-step path; the step's writer (thread 0 of block 0 of its last
+// launch, `writer`) stores the clock after the step in clk_out and the step taken (clock_clamp,
+// 0 once landed) in hist[i], which the host replays with core/clock.py. clk_in == nullptr: the
+// per-step path (the host keeps time).
 template <typename T>
-__device__ __forceinline__ T step_size(const typename Bits<T>::type* slot, T k, double dt_limit)
+__device__ __forceinline__ T step_size(const typename Bits<T>::type* slot, T k, double dt_limit,
+                                       const double* clk_in = nullptr, double* clk_out = nullptr,
+                                       double* hist = nullptr, int i = 0, double t_end = 0.0,
+                                       int has_end = 0, bool writer = false)
 {
-    return T(fmin((double)div_rn(k, Bits<T>::val(*slot)), dt_limit));
+    const T dtc = div_rn(k, Bits<T>::val(*slot));
+    if (clk_in == nullptr) return T(fmin((double)dtc, dt_limit));
+    const double t = clk_in[0];
+    const bool end = has_end != 0;
+    if (clk_in[1] != 0.0) {  // landed: the remaining steps of the batch apply Δt = 0
+        if (writer) {
+            clk_out[0] = t;
+            clk_out[1] = 1.0;
+            hist[i] = 0.0;
+        }
+        return T(0);
+    }
+    if (writer) {
+        const double d = clock_clamp((double)dtc, t, t_end, end);
+        const double tn = clock_after_step(t, d, t_end, end);
+        clk_out[0] = tn;
+        clk_out[1] = clock_landed(tn, t_end, end) ? 1.0 : 0.0;
+        hist[i] = d;
+    }
+    return T(fmin((double)dtc, end ? fmin(dt_limit, t_end - t) : dt_limit));
 }
+
+#define SW_CLOCK_ARGS const double* __restrict__ clk_in, double* clk_out, double* hist, \
+                      const int step_i, const double t_end, const int has_end
+#define SW_BLOCK0_THREAD0 (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && \
+                           threadIdx.y == 0)
 
 // First order, one thread per cell: W^{n+1} = W^n + Δt L(W^n).
 template <typename T>
@@ -409,12 +445,13 @@ __global__ void sw_step1(const T* __restrict__ h, const T* __restrict__ qx,
                          T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
                          const int nx, const int ny, const T rdx, const T rdy, const T g,
                          const T k_dt, const typename Bits<T>::type* __restrict__ slot,
-                         const double dt_limit)
+                         const double dt_limit, SW_CLOCK_ARGS)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
     if (i >= nx || j >= ny) return;
-    const T dt = step_size<T>(slot, k_dt, dt_limit);
+    const T dt = step_size<T>(slot, k_dt, dt_limit, clk_in, clk_out, hist, step_i, t_end,
+                              has_end, SW_BLOCK0_THREAD0);
     T rh, rqx, rqy;
     rate1(h, qx, qy, H, i, j, nx, ny, rdx, rdy, g, rh, rqx, rqy);
     const long k = (long)j * nx + i;
@@ -439,16 +476,19 @@ sw_strip1(
     const T* __restrict__ H, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
     const int nx, const int ny, const int M, const T rdx, const T rdy, const T dx, const T dy,
     const T g, const T k_dt, const typename Bits<T>::type* __restrict__ slot_in,
-    typename Bits<T>::type* slot_out, typename Bits<T>::type* slot_clear, const double dt_limit)
+    typename Bits<T>::type* slot_out, typename Bits<T>::type* slot_clear, const double dt_limit,
+    SW_CLOCK_ARGS)
 {
     const int seg = blockIdx.y * blockDim.y + threadIdx.y;
-    if (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && threadIdx.y == 0)
+    if (SW_BLOCK0_THREAD0)
         *slot_clear = 0;
+    // every thread (the writer's warp too: seg 0 always has rows) reads the same Δt
+    const T dt = step_size<T>(slot_in, k_dt, dt_limit, clk_in, clk_out, hist, step_i, t_end,
+                              has_end, SW_BLOCK0_THREAD0);
     T zmax = T(0);
     if (seg * M < ny)  // uniform over the warp
         zmax = strip1_body(h, qx, qy, H, ho, qxo, qyo, nx, ny, M, rdx, rdy, dx, dy, g,
-                           step_size<T>(slot_in, k_dt, dt_limit), (int)threadIdx.x,
-                           (int)blockIdx.x, seg);
+                           dt, (int)threadIdx.x, (int)blockIdx.x, seg);
     block_max_to(zmax, slot_out);
 }
 
@@ -468,7 +508,7 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
     const T* __restrict__ qy0, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
     const int nx, const int ny, const T rdx, const T rdy, const T g, const T eps, const T a,
     const T b, const T k_dt, const typename Bits<T>::type* __restrict__ slot,
-    const double dt_limit)
+    const double dt_limit, SW_CLOCK_ARGS)
 {
     constexpr int TX = Tile3<T>::TX, TY = Tile3<T>::TY;
     constexpr int SX = TX + 4, SY = TY + 4;   // state: the tile and two ghost rings
@@ -555,8 +595,14 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
     const T rh = -xh * rdx - yh * rdy - vh;
     const T rqx = -xqx * rdx - yqx * rdy - vx;
     const T rqy = -xqy * rdx - yqy * rdy - vy;
-    const T dt = step_size<T>(slot, k_dt, dt_limit);
+    // the third stage's launch passes clk_out (the clock after the step), the first two nullptr
+    const T dt = step_size<T>(slot, k_dt, dt_limit, clk_in, clk_out, hist, step_i, t_end,
+                              has_end, clk_out != nullptr && SW_BLOCK0_THREAD0);
     const long k = (long)j * nx + i;
+    if (dt == T(0)) {  // a batch's step after landing: the state stays as it is, bit for bit
+        ho[k] = h0[k]; qxo[k] = qx0[k]; qyo[k] = qy0[k];  // (3/4 u + 1/4 u need not be u)
+        return;
+    }
     const T nh = h[k] + dt * rh, nqx = qx[k] + dt * rqx, nqy = qy[k] + dt * rqy;
     if (a == T(0)) {
         ho[k] = nh; qxo[k] = nqx; qyo[k] = nqy;
