@@ -20,8 +20,8 @@ slot with the same correctly rounded division as the device.
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
 the defaults are production's.
 
-`run` (what `Simulation` uses) queues a batch of up to BATCH steps with no host round trip: the
-clock is kept on the device (kernels/grid.cu `step_size`, core's clock.cuh: Δt clamped to the end
+`run` (what `Simulation` uses) queues a batch of up to BATCH steps with no host round trip (the
+strip variant as CUDA graphs of GRAPH_STEPS steps, one launch each): the clock is kept on the device (kernels/grid.cu `step_size`, core's clock.cuh: Δt clamped to the end
 time, Δt = 0 once landed, each step's Δt recorded), and the host replays the recorded steps with
 core/clock.py: one host wait per batch instead of one per step, with the same times and states
 bit for bit. `step` keeps the per-step path (the host reads Δt after each step).
@@ -44,6 +44,8 @@ BLOCK = (32, 8)
 BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
 BATCH = 256  # steps a batched run queues at most between two host waits
+GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffers take the
+#                   state's roles in a cycle of 4 steps, the z_max slots in one of 3)
 
 
 class GridFused(SchemeBase):
@@ -117,9 +119,11 @@ class GridFused(SchemeBase):
 
     def invalidate(self) -> None:
         """The state was replaced (the Δt folded into the last step no longer applies) or cfl
-        changed."""
+        changed (the graphs captured the old arguments)."""
         self.valid = False
         self._launch_args()
+        if self._graphs:
+            self._graphs = None
 
     def _reduce_dt(self, h, qx, qy, stream) -> None:
         cp = self.cp
@@ -129,8 +133,7 @@ class GridFused(SchemeBase):
                                                     self.slot[self.cur]))
         self.events[self.cur].record(stream)
 
-    NO_CLOCK = (np.uintp(0), np.uintp(0), np.uintp(0), np.int32(0), np.float64(0.0),
-                np.int32(0))  # the kernels' clock arguments on the per-step path (null)
+    NO_CLOCK = (np.uintp(0),) * 3  # the kernels' clock arguments on the per-step path (null)
 
     def _queue_step(self, limit, clk=NO_CLOCK):
         """Queue one step on the current stream (Δt from this step's z_max slot, at most
@@ -148,7 +151,8 @@ class GridFused(SchemeBase):
             self.k["sw_strip1"](self.strip_grid, BLOCK_STRIP,
                                 (h, qx, qy, H, *out, *self.strip_args, self.slot[cur],
                                  self.slot[nxt], self.slot[clr], limit, *clk))
-            self.events[nxt].record(stream)
+            if clk is self.NO_CLOCK:  # (per-step path: dt() waits on it; never in a capture)
+                self.events[nxt].record(stream)
         elif self.variant == "cell":
             self.k["sw_step1"](self._grid(BLOCK), BLOCK,
                                (h, qx, qy, H, *out, *self.cell_args, self.slot[cur], limit,
@@ -159,7 +163,7 @@ class GridFused(SchemeBase):
             u = u0
             for n, args in enumerate(self.stage_args):
                 # only the last stage writes the clock after the step
-                c = clk if n == 2 else (clk[0], np.uintp(0), *clk[2:])
+                c = clk if n == 2 else (clk[0], np.uintp(0), clk[2])
                 self.k["sw_stage3"](grid, self.block3,
                                     (*u, H, *u0, *out, *args, self.slot[cur], limit, *c))
                 if u is not u0:
@@ -187,17 +191,20 @@ class GridFused(SchemeBase):
         return dt if dt_limit is None else min(dt, dt_limit)
 
     _clock = None
+    _graphs: "dict | bool" = None  # config -> CUDA graph of GRAPH_STEPS steps; False: none
 
     def run(self, count, t, t_end):
         """Up to BATCH of `count` steps queued back to back, the clock on the device (see the
-        module docstring); one host wait. Returns (steps taken, new t) as core/clock.py walks
-        them; NonFiniteStep where a step's Δt is not finite (every z_i NaN)."""
+        module docstring); one host wait. The strip variant replays CUDA graphs of GRAPH_STEPS
+        steps (one launch each). Returns (steps taken, new t) as core/clock.py walks them;
+        NonFiniteStep where a step's Δt is not finite (every z_i NaN)."""
         cp = self.cp
         if self._clock is None:
             import cupyx
-            self._clock = cp.zeros((2, 2), dtype=np.float64)  # {t, landed}, by step parity
+            # {t, landed, step index, t_end, has end}, by step parity
+            self._clock = cp.zeros((2, 5), dtype=np.float64)
             self._hist_dev = cp.zeros(BATCH, dtype=np.float64)
-            self._start = cupyx.empty_pinned((2,), dtype=np.float64)
+            self._start = cupyx.empty_pinned((5,), dtype=np.float64)
             self._hist_host = cupyx.empty_pinned((BATCH,), dtype=np.float64)
         count = min(int(count), BATCH)
         if t_end is not None and self._last_dt:
@@ -205,15 +212,23 @@ class GridFused(SchemeBase):
             # few): the steps queued after landing apply Δt = 0 but cost a full pass each
             count = min(count, max(1, math.ceil(1.1 * (t_end - t) / self._last_dt) + 1))
         stream = cp.cuda.get_current_stream()
-        self._start[0], self._start[1] = t, 0.0
+        self._start[:] = (t, 0.0, 0.0, 0.0 if t_end is None else t_end, float(t_end is not None))
         self._clock[0].set(self._start, stream=stream)
-        end, has_end = (np.float64(t_end), np.int32(1)) if t_end is not None else \
-            (np.float64(0.0), np.int32(0))
         inf = np.float64(np.inf)
-        for i in range(count):
-            clk = (self._clock[i % 2], self._clock[(i + 1) % 2], self._hist_dev, np.int32(i),
-                   end, has_end)
-            self._advance(self._queue_step(inf, clk))
+        i = 0
+        if self.variant == "strip" and self._graphs is not False and count >= GRAPH_STEPS:
+            while i < count and not (self.valid and i % 2 == 0):
+                self._advance(self._queue_step(inf, self._clock_args(i)))
+                i += 1
+            while count - i >= GRAPH_STEPS:
+                graph = self._graph()
+                if graph is None:
+                    break
+                graph.launch(stream)
+                i += GRAPH_STEPS
+        while i < count:
+            self._advance(self._queue_step(inf, self._clock_args(i)))
+            i += 1
         hist = self._hist_host[:count]
         self._hist_dev[:count].get(out=hist, stream=stream)
         stream.synchronize()
@@ -221,5 +236,51 @@ class GridFused(SchemeBase):
         if whole.size:
             self._last_dt = float(whole.max())
         return clock.replay(t, t_end, hist)
+
+    def _clock_args(self, i: int) -> tuple:
+        """The clock arguments of the i-th step of a batch (double-buffered by parity)."""
+        return (self._clock[i % 2], self._clock[(i + 1) % 2], self._hist_dev)
+
+    def _config(self) -> tuple:
+        """What a captured graph depends on: the buffers in their roles and the slot in use."""
+        st = self.sim.state
+        return (tuple(int(st[k].data.ptr) for k in ("h", "hu", "hv", "H")),
+                tuple(int(a.data.ptr) for a in self.spare), self.cur, self.valid)
+
+    def _graph(self):
+        """The CUDA graph of GRAPH_STEPS steps from the current configuration (captured on
+        first use; GRAPH_STEPS is a multiple of the period of the buffer and slot rotation, so
+        the configuration after the graph is the one before). None where capture fails (then
+        the steps are launched one by one, the same arithmetic)."""
+        cp = self.cp
+        if self._graphs is None:
+            self._graphs = {}
+        key = self._config()
+        got = self._graphs.get(key)
+        if got is not None:
+            return got
+        state, spare, cur = dict(self.sim.state), list(self.spare), self.cur
+        capture = cp.cuda.Stream(non_blocking=True)
+        inf = np.float64(np.inf)
+        try:
+            with capture:
+                capture.begin_capture()
+                try:
+                    for k in range(GRAPH_STEPS):
+                        self._advance(self._queue_step(inf, self._clock_args(k)))
+                finally:
+                    graph = capture.end_capture()
+            if self._config() != key:
+                raise RuntimeError("the buffers did not come back to their roles")
+            graph.upload(capture)
+            capture.synchronize()
+        except Exception as e:  # noqa: BLE001  (no graphs: launches, the same arithmetic)
+            self._graphs = False
+            self.graph_error = f"{type(e).__name__}: {e}"
+            self.sim.state.update(state)
+            self.spare[:], self.cur = spare, cur
+            return None
+        self._graphs[key] = graph
+        return graph
 
     _last_dt = 0.0

@@ -399,22 +399,29 @@ __global__ void sw_cfl(const T* __restrict__ h, const T* __restrict__ qx,
 // Δt = min(k / z_max, dt_limit) with k = 2 δ dx dy (the host divides the same two numbers).
 //
 // Batched runs (GridFused.run) keep the clock on the device (core's clock.cuh), double-buffered
-// by step: clk_in = {t, landed} before this step, and every thread takes
+// by step: clk_in = {t, landed, i, t_end, has_end} before this step (i: the step's index in the
+// batch), and every thread takes
 //   Δt = T(min(k / z_max, dt_limit, t_end − t))   (0 once landed),
 // the same value as the host's per-step path; the step's writer (thread 0 of block 0 of its last
 // launch, `writer`) stores the clock after the step in clk_out and the step taken (clock_clamp,
-// 0 once landed) in hist[i], which the host replays with core/clock.py. clk_in == nullptr: the
-// per-step path (the host keeps time).
+// 0 once landed) in hist[i], which the host replays with core/clock.py. Everything a step reads
+// is in device memory, so a CUDA graph of steps can be replayed from any clock. clk_in ==
+// nullptr: the per-step path (the host keeps time).
 template <typename T>
 __device__ __forceinline__ T step_size(const typename Bits<T>::type* slot, T k, double dt_limit,
                                        const double* clk_in = nullptr, double* clk_out = nullptr,
-                                       double* hist = nullptr, int i = 0, double t_end = 0.0,
-                                       int has_end = 0, bool writer = false)
+                                       double* hist = nullptr, bool writer = false)
 {
     const T dtc = div_rn(k, Bits<T>::val(*slot));
     if (clk_in == nullptr) return T(fmin((double)dtc, dt_limit));
-    const double t = clk_in[0];
-    const bool end = has_end != 0;
+    const double t = clk_in[0], t_end = clk_in[3];
+    const int i = (int)clk_in[2];
+    const bool end = clk_in[4] != 0.0;
+    if (writer) {
+        clk_out[2] = clk_in[2] + 1.0;
+        clk_out[3] = t_end;
+        clk_out[4] = clk_in[4];
+    }
     if (clk_in[1] != 0.0) {  // landed: the remaining steps of the batch apply Δt = 0
         if (writer) {
             clk_out[0] = t;
@@ -433,8 +440,7 @@ __device__ __forceinline__ T step_size(const typename Bits<T>::type* slot, T k, 
     return T(fmin((double)dtc, end ? fmin(dt_limit, t_end - t) : dt_limit));
 }
 
-#define SW_CLOCK_ARGS const double* __restrict__ clk_in, double* clk_out, double* hist, \
-                      const int step_i, const double t_end, const int has_end
+#define SW_CLOCK_ARGS const double* __restrict__ clk_in, double* clk_out, double* hist
 #define SW_BLOCK0_THREAD0 (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && \
                            threadIdx.y == 0)
 
@@ -450,8 +456,8 @@ __global__ void sw_step1(const T* __restrict__ h, const T* __restrict__ qx,
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     const int j = blockIdx.y * blockDim.y + threadIdx.y;
     if (i >= nx || j >= ny) return;
-    const T dt = step_size<T>(slot, k_dt, dt_limit, clk_in, clk_out, hist, step_i, t_end,
-                              has_end, SW_BLOCK0_THREAD0);
+    const T dt = step_size<T>(slot, k_dt, dt_limit, clk_in, clk_out, hist,
+                              SW_BLOCK0_THREAD0);
     T rh, rqx, rqy;
     rate1(h, qx, qy, H, i, j, nx, ny, rdx, rdy, g, rh, rqx, rqy);
     const long k = (long)j * nx + i;
@@ -483,8 +489,8 @@ sw_strip1(
     if (SW_BLOCK0_THREAD0)
         *slot_clear = 0;
     // every thread (the writer's warp too: seg 0 always has rows) reads the same Δt
-    const T dt = step_size<T>(slot_in, k_dt, dt_limit, clk_in, clk_out, hist, step_i, t_end,
-                              has_end, SW_BLOCK0_THREAD0);
+    const T dt = step_size<T>(slot_in, k_dt, dt_limit, clk_in, clk_out, hist,
+                              SW_BLOCK0_THREAD0);
     T zmax = T(0);
     if (seg * M < ny)  // uniform over the warp
         zmax = strip1_body(h, qx, qy, H, ho, qxo, qyo, nx, ny, M, rdx, rdy, dx, dy, g,
@@ -596,8 +602,8 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
     const T rqx = -xqx * rdx - yqx * rdy - vx;
     const T rqy = -xqy * rdx - yqy * rdy - vy;
     // the third stage's launch passes clk_out (the clock after the step), the first two nullptr
-    const T dt = step_size<T>(slot, k_dt, dt_limit, clk_in, clk_out, hist, step_i, t_end,
-                              has_end, clk_out != nullptr && SW_BLOCK0_THREAD0);
+    const T dt = step_size<T>(slot, k_dt, dt_limit, clk_in, clk_out, hist,
+                              clk_out != nullptr && SW_BLOCK0_THREAD0);
     const long k = (long)j * nx + i;
     if (dt == T(0)) {  // a batch's step after landing: the state stays as it is, bit for bit
         ho[k] = h0[k]; qxo[k] = qx0[k]; qyo[k] = qy0[k];  // (3/4 u + 1/4 u need not be u)
