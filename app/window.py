@@ -31,6 +31,18 @@ CANVAS_SIZE = (832, 640)  # divisible by 16 (video frames)
 SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "initial_conditions"
 
 
+
+def _keep_pixels(canvas) -> None:
+    """Ask Qt to keep the canvas's pixels between paints (QOpenGLWidget's PartialUpdate), so a
+    frame may redraw only the view's live regions (views/partial.py)."""
+    from PySide6.QtOpenGLWidgets import QOpenGLWidget
+
+    from .views.partial import keep_pixels
+    native = canvas.native
+    if isinstance(native, QOpenGLWidget):
+        native.setUpdateBehavior(QOpenGLWidget.UpdateBehavior.PartialUpdate)
+        keep_pixels(canvas)
+
 class MainWindow(QMainWindow):
     def __init__(self, backend: str = "auto", dtype: str = "float64"):
         super().__init__()
@@ -49,6 +61,7 @@ class MainWindow(QMainWindow):
         self._prep_s = 0.0
         self.canvas = scene.SceneCanvas(keys=None, size=CANVAS_SIZE, bgcolor=BACKGROUND,
                                         show=False, app="pyside6")
+        _keep_pixels(self.canvas)
         self.canvas.events.draw.connect(self._draw_start, position="first")
         self.canvas.events.draw.connect(self._draw_end, position="last")
         self.setCentralWidget(self.canvas.native)

@@ -15,7 +15,9 @@ from .colors import ColorScale, compact, finite_range, lut, tick_labels, ticks
 from .textures import FieldTexture, Upload, is_device
 from .visuals import lut_texture
 
-BACKGROUND = (0.11, 0.12, 0.14, 1.0)
+# (28, 31, 36) in 8 bits, given as (k + 1/4)/255: every conversion to 8 bits (rounding in a full
+# glClear, truncation in some drivers' scissored clears: views/partial.py) gives the same k
+BACKGROUND = (28.25 / 255, 31.25 / 255, 36.25 / 255, 1.0)
 TEXT = (0.92, 0.92, 0.92, 1.0)
 COLORBAR_WIDTH = 118
 _FONTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -97,6 +99,7 @@ class ColorBar(scene.Widget):
         self.state = ("viridis", 0.0, 1.0, "")
         self._cmap = "viridis"
         self._laid_out = False
+        self.changed = True  # since it was last drawn (views/partial.py redraws it only then)
         self.events.resize.connect(lambda e: self._layout())
         self.freeze()
 
@@ -104,10 +107,12 @@ class ColorBar(scene.Widget):
         if cmap != self._cmap:
             self.image.set_data(lut(cmap)[:, None, :])
             self._cmap = cmap
+            self.changed = True
         state = (cmap, float(lo), float(hi), label)
         if state != self.state or not self._laid_out:
             self.state = state
             self._layout()
+            self.changed = True
 
     def tick_values(self) -> list[float]:
         _, lo, hi, _ = self.state
@@ -185,6 +190,8 @@ class View:
         self.upload_path = ""  # 'host' or 'interop': how the last frame reached the GPU
         self.upload_s = 0.0     # host time the last frame's upload took (the GUI thread's)
         self.limits = (0.0, 1.0)
+        from . import partial
+        partial.install(canvas, self)
 
     # -- helpers --------------------------------------------------------------------------
     def _label(self, field: str) -> str:
@@ -235,6 +242,17 @@ class View:
         return ranges_of(frame, names)
 
     # -- interface ------------------------------------------------------------------------
+    def boxes(self) -> list:
+        """The view boxes showing the field (redrawn with every frame)."""
+        vb = getattr(self, "vb", None)
+        return [vb] if vb is not None else []
+
+    def live_regions(self) -> list:
+        """The widgets a new frame changes (views/partial.py redraws only these when nothing
+        else changed): the title, the colour bar and the view boxes."""
+        return [self.title] + ([self.colorbar] if self.colorbar is not None else []) + \
+            self.boxes()
+
     def needed(self, field: str) -> list[str]:
         """Fields this view needs to draw `field` (the worker copies only these)."""
         return [field]
@@ -246,7 +264,8 @@ class View:
         raise NotImplementedError
 
     def remove(self) -> None:
-        from . import interop
+        from . import interop, partial
+        partial.uninstall(self.canvas, self)
         s = interop.session(self.canvas)
         if s is not None:
             s.forget([t.texture for t in self.textures.values()])

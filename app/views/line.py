@@ -100,6 +100,12 @@ class LineView(View):
         pad = 0.05 * (hi - lo)
         self.plot.camera.rect = (self.x0, lo - pad, self.x1 - self.x0, hi - lo + 2 * pad)
 
+    def boxes(self) -> list:
+        return [self.plot, self.st]
+
+    def live_regions(self) -> list:
+        return super().live_regions() + [self.st_label]  # (its frame count and times)
+
     def _st_height(self, event=None) -> None:
         self.st.height_min = self.st.height_max = max(120, int(0.36 * self.canvas.size[1]))
 

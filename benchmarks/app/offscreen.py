@@ -14,8 +14,11 @@ def offscreen_canvas(size=SIZE):
 
     from pdestudio.app.views.base import BACKGROUND
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+    from pdestudio.app.views.partial import keep_pixels
     app = vispy.app.Application(os.environ.get("VISPY_APP_BACKEND", "egl"))
-    return scene.SceneCanvas(size=size, show=False, app=app, bgcolor=BACKGROUND)
+    canvas = scene.SceneCanvas(size=size, show=False, app=app, bgcolor=BACKGROUND)
+    keep_pixels(canvas)  # an EGL pbuffer keeps its pixels between draws, as the window's does
+    return canvas
 
 
 def renderer_name() -> str:

@@ -351,3 +351,65 @@ def test_the_same_frame_draws_the_same_picture_in_every_new_view(canvas, mode):
         finally:
             view.remove()
     assert len(pictures) == 1
+
+
+def _on_screen(canvas):
+    from vispy.gloo import read_pixels
+    canvas.set_current()
+    canvas.events.draw(region=None)
+    return read_pixels(alpha=False)
+
+
+@pytest.mark.parametrize("mode", ["image", "surface", "line", "mesh"])
+def test_partial_redraws_equal_full_draws(canvas, mode):
+    """Frames that change only the live regions (title, colour bar, view boxes) redraw only
+    those (views/partial.py); the picture on the canvas is the one a full draw gives, pixel for
+    pixel, through new data, a new colour map, a camera move and a fixed range."""
+    from pdestudio.app.views import partial
+    if mode == "line":
+        x = np.linspace(0, 1, 300)
+        frames = [{"u": np.sin(9 * x + p)} for p in (0.0, 0.7, 1.9)]
+        info = info_of(SimpleNamespace(kind="grid1d", x=x), frames[0])
+    elif mode == "mesh":
+        m = 24
+        th, ph = np.meshgrid(np.linspace(0.2, 2.9, m), np.linspace(0, 2 * np.pi, m))
+        pts = np.column_stack([(np.sin(th) * np.cos(ph)).ravel(),
+                               (np.sin(th) * np.sin(ph)).ravel(), np.cos(th).ravel()])
+        i, j = np.meshgrid(np.arange(m - 1), np.arange(m - 1))
+        a = (i * m + j).ravel()
+        cells = np.concatenate([np.column_stack([a, a + 1, a + m + 1]),
+                                np.column_stack([a, a + m + 1, a + m])])
+        mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
+        frames = [{"v": np.sin(4 * pts[:, 2] + p)} for p in (0.0, 0.7, 1.9)]
+        info = info_of(mesh, frames[0])
+    else:
+        mesh = grid2d(48)
+        X, Y = np.meshgrid(mesh.x, mesh.y)
+        frames = [{"u": np.sin(6 * X + p) * np.cos(5 * Y - p)} for p in (0.0, 0.7, 1.9)]
+        info = info_of(mesh, frames[0])
+    field = next(iter(frames[0]))
+    partial.keep_pixels(canvas)
+    view = make_view(canvas, info, mode)
+    try:
+        p = partial.installed(canvas)
+        scale = ColorScale()
+        for k in range(9):
+            if k == 4:
+                scale = ColorScale("coolwarm")
+            if k == 6:
+                cam = view.boxes()[0].camera
+                if hasattr(cam, "azimuth"):
+                    cam.azimuth += 20
+                else:
+                    cam.zoom(0.8)
+            if k == 7:
+                scale = ColorScale("coolwarm", "fixed", -0.5, 0.5)
+            view.set_frame(Frame(dict(frames[k % 3]), 0.1 * k, k, 0), field, scale)
+            shown = _on_screen(canvas)
+            p.dirty = True  # the same frame, drawn whole
+            full = _on_screen(canvas)
+            np.testing.assert_array_equal(shown, full, err_msg=f"frame {k}")
+        assert p.partial_frames >= 4, (p.partial_frames, p.full_frames)
+    finally:
+        view.remove()
+        partial._KEEPS.discard(canvas)

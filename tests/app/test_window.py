@@ -321,3 +321,30 @@ def test_sample_image_as_initial_condition(win, qtbot, fake_models):
         qtbot.waitUntil(lambda: win.frames_shown > seen[0], timeout=WAIT)
     h = sim.fields()["h"]
     assert 1.0 <= h.min() < 1.05 and 1.9 < h.max() <= 2.0  # black..white -> 1..2
+
+
+def _grab(win):
+    img = win.canvas.native.grabFramebuffer()  # paints (paintGL) and reads the widget's pixels
+    img = img.convertToFormat(img.Format.Format_RGB888)
+    w, h, stride = img.width(), img.height(), img.bytesPerLine()
+    return np.frombuffer(img.constBits(), np.uint8).reshape(h, stride)[:, :3 * w].copy()
+
+
+@pytest.mark.parametrize("model", ["heat-1d", "shallow-water", "gray-scott"])
+def test_the_window_redraws_only_what_changed_and_shows_the_full_picture(win, qtbot, model):
+    """The window's canvas keeps its pixels (QOpenGLWidget's PartialUpdate) and a frame redraws
+    only the live regions (views/partial.py); what the window shows is the full draw's picture,
+    pixel for pixel."""
+    from pdestudio.app.views import partial
+    assert partial.keeps_pixels(win.canvas)
+    open_model(win, qtbot, model)
+    for _ in range(3):
+        step_and_wait(win, qtbot)
+    p = partial.installed(win.canvas)
+    before = p.partial_frames
+    shown = _grab(win)
+    assert p.partial_frames > before, (p.partial_frames, p.full_frames)
+    p.dirty = True
+    full = _grab(win)
+    assert not_blank(full)
+    np.testing.assert_array_equal(shown, full)
