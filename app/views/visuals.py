@@ -24,7 +24,8 @@ from vispy.visuals import Visual
 from . import glsl
 from .colors import lut
 
-TILE = 1025          # vertices a side of one tile of a grid surface
+TILE = 2049          # vertices a side of one tile of a grid surface (a tile is one draw call,
+#                      a quarter of a millisecond of Python in VisPy: a 4096² surface is 4)
 LIGHT = tuple(np.array([0.35, -0.45, 1.0]) / np.linalg.norm([0.35, -0.45, 1.0]))
 
 
@@ -132,10 +133,10 @@ class HeightFieldVisual(_TextureVisual):
         p = self.shared_program
         p["a_ij"] = tiles.a_ij
         p["u_step"] = float(tiles.step)
+        p["u_offset"] = (0.0, 0.0)
         p["u_light"] = LIGHT
         p["u_mode"] = 0.0
         p["u_color"] = (0.6, 0.6, 0.6, 1.0)
-        p["u_offset"] = (0.0, 0.0)
         self.set_fields(height, value)
         self.set_xy(xy)
         self.set_z(*z)
