@@ -12,6 +12,8 @@ import pytest
 from pdestudio import solvers
 from pdestudio.solvers.surface_rd.reference import ArrayOperators
 
+from ..stepwise import Stepwise
+
 pytestmark = pytest.mark.gpu
 SNAKE = Path(__file__).resolve().parents[3] / "resources" / "meshes" / "snake.ply"
 
@@ -20,19 +22,9 @@ SNAKE = Path(__file__).resolve().parents[3] / "resources" / "meshes" / "snake.pl
 def test_fused_batched_run_lands_like_single_steps(model):
     """The fused scheme's run (whole steps, then the shortened one that lands) gives the same
     steps, times and fields, bit for bit, as the same scheme stepped one step at a time."""
-    class OneAtATime:  # no `run`: the base class steps it one step at a time
-        def __init__(self, scheme):
-            self.inner = scheme
-
-        def step(self, t, dt_limit):
-            return self.inner.step(t, dt_limit)
-
-        def invalidate(self):
-            self.inner.invalidate()
-
     kw = dict(backend="cupy", dtype="float64", kernel="fused", vertices=3000)
     batched, single = solvers.create(model, **kw), solvers.create(model, **kw)
-    single.scheme = OneAtATime(single.scheme)
+    single.scheme = Stepwise(single.scheme)
     dt = single.dt
     for sim in (batched, single):
         sim.step(5)
@@ -142,22 +134,12 @@ def test_positive_fused_conserves_cells_and_stays_positive():
 def test_positive_batched_run_equals_single_steps_with_adaptive_steps():
     """The device clock (`run`: batches of adaptive steps, landing on t_end) gives the steps,
     times and fields of the same scheme stepped one step at a time, bit for bit."""
-    class OneAtATime:
-        def __init__(self, scheme):
-            self.inner = scheme
-
-        def step(self, t, dt_limit):
-            return self.inner.step(t, dt_limit)
-
-        def invalidate(self):
-            self.inner.invalidate()
-
     kw = dict(backend="cupy", dtype="float64", kernel="fused", scenario="tube", vertices=1500,
               alpha=40.0)
     batched, single = solvers.create("chemotaxis", **kw), solvers.create("chemotaxis", **kw)
     n, c = _rough(single, 10)
     _set((batched, single), n, c)
-    single.scheme = OneAtATime(single.scheme)
+    single.scheme = Stepwise(single.scheme)
     for sim in (batched, single):
         sim.advance(0.37)
         sim.step(7)

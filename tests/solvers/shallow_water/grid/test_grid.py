@@ -10,6 +10,8 @@ from pdestudio.solvers import ParameterError
 
 from pdestudio.solvers.shallow_water.exact import cell_average, simple_wave, stoker
 
+from ...stepwise import Stepwise
+
 
 def make(**kw):
     return solvers.create("shallow-water", **{"backend": "numpy", **kw})
@@ -236,19 +238,6 @@ def test_gpu_tuning_knobs_keep_the_results(order, tuning, rows, dtype):
     assert _rel_err(ref, gpu) < 10 * TOL[dtype]
 
 
-class _Stepwise:
-    """A scheme wrapper without `run`: the base class steps it one step at a time."""
-
-    def __init__(self, scheme):
-        self.scheme = scheme
-
-    def step(self, t, dt_limit):
-        return self.scheme.step(t, dt_limit)
-
-    def invalidate(self):
-        self.scheme.invalidate()
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("order, variant", [(1, "strip"), (1, "cell"), (3, None)])
@@ -266,7 +255,7 @@ def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
         if variant is None:
             gpu.scheme = GridFused(gpu)
         if stepwise:
-            gpu.scheme = _Stepwise(gpu.scheme)
+            gpu.scheme = Stepwise(gpu.scheme)
         sims.append(gpu)
     a, b = sims
     assert hasattr(a.scheme, "run") and not hasattr(b.scheme, "run")

@@ -8,6 +8,8 @@ import pytest
 from pdestudio import solvers
 from pdestudio.solvers.shallow_water.riemann import SCHEMES
 
+from ...stepwise import Stepwise
+
 pytestmark = pytest.mark.gpu
 ASSEMBLIES = ("edge", "atomic", "cell")
 
@@ -36,19 +38,6 @@ def randomise(sim, seed=0):
 def mass(s):
     f, area = s.fields(), np.asarray(s.mesh.cell_areas)
     return np.array([np.dot(area, f[k].astype(np.float64)) for k in ("h1", "h2")])
-
-
-class Stepwise:
-    """A scheme wrapper without `run`: the base class steps it one step at a time."""
-
-    def __init__(self, scheme):
-        self.scheme = scheme
-
-    def step(self, t, dt_limit):
-        return self.scheme.step(t, dt_limit)
-
-    def invalidate(self):
-        self.scheme.invalidate()
 
 
 def compare(layers, scheme, kernel, dtype, assembly="auto", mixed=False, steps=3):
