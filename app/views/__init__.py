@@ -23,6 +23,8 @@ def view_modes(kind: str) -> tuple[str, ...]:
 
 def make_view(canvas, info, mode: str | None = None):
     """The view for `info`'s mesh kind (`mode` picks among view_modes(kind))."""
+    from . import fasttext
+    fasttext.install()  # labels skip unchanged work before each draw
     kind = info.kind
     modes = view_modes(kind)
     mode = mode if mode in modes else modes[0]

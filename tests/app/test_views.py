@@ -413,3 +413,31 @@ def test_partial_redraws_equal_full_draws(canvas, mode):
     finally:
         view.remove()
         partial._KEEPS.discard(canvas)
+
+
+@pytest.mark.parametrize("mode", ["image", "surface"])
+def test_labels_that_skip_unchanged_work_match_vispy_at_every_size(canvas, mode):
+    """views/fasttext.py: a label skips its per-draw preparation while nothing it reads changed.
+    Drawn on the canvas, then a quarter of it rendered offscreen (another pixel size in the
+    render coordinates) and the whole again, the pictures equal those of VisPy's own
+    preparation (run every time)."""
+    from pdestudio.app.views import fasttext
+    mesh = grid2d(32)
+    X, Y = np.meshgrid(mesh.x, mesh.y)
+    fields = {"u": 1e5 * np.sin(6 * X) * Y}  # long tick labels
+    view = make_view(canvas, info_of(mesh, fields), mode)
+    pictures = {}
+    try:
+        for fast in (True, False):
+            (fasttext.install if fast else fasttext.uninstall)()
+            for k in range(2):
+                view.set_frame(Frame(dict(fields), 0.5, 7, 0), "u", ColorScale())
+                small = _on_screen(canvas)
+                big = canvas.render(region=(0, 0, SIZE[0] // 2, SIZE[1] // 2), alpha=False)
+                again = canvas.render(alpha=False)
+            pictures[fast] = (small, big, again)
+    finally:
+        fasttext.install()
+        view.remove()
+    for a, b in zip(pictures[True], pictures[False]):
+        np.testing.assert_array_equal(a, b)
