@@ -127,7 +127,11 @@ def problem(case: str):
 def measure_case(canvas, case: str, frames: int, path: str) -> dict:
     from pdestudio.app.frames import Frame
     from pdestudio.app.views import ColorScale, make_view
+    from pdestudio.app.views.colors import finite_range
     info, mode, field, data = problem(case)
+    # each field's finite range comes with the frame, as the solver thread's copiers compute it
+    # where the frame is made (app/transfer.py), not in the drawing thread
+    ranges = [{k: finite_range(v) for k, v in d.items()} for d in data]
     if path == "interop":
         import cupy as cp
 
@@ -142,7 +146,8 @@ def measure_case(canvas, case: str, frames: int, path: str) -> dict:
     timer = GpuTimer()
     try:
         for i in range(frames + 2):  # two warm-up frames (shader compilation, first uploads)
-            f = Frame(dict(data[i % len(data)]), t=float(i), steps=i, generation=0)
+            f = Frame(dict(data[i % len(data)]), t=float(i), steps=i, generation=0,
+                      ranges=ranges[i % len(data)])
             t0 = time.perf_counter()
             view.set_frame(f, field, scale)
             draw(canvas, timer)
