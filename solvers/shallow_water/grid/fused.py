@@ -119,10 +119,13 @@ class GridFused(SchemeBase):
 
     def invalidate(self) -> None:
         """The state was replaced (the Δt folded into the last step no longer applies) or cfl
-        changed (the graphs captured the old arguments)."""
+        changed. The CUDA graphs are kept while the launch arguments stay the same (a snapshot
+        for the window's timeline invalidates every few frames): a graph is looked up by the
+        buffers it was captured on, and captured again for new ones."""
         self.valid = False
+        before = (self.strip_args, self.cell_args, self.stage_args)
         self._launch_args()
-        if self._graphs:
+        if self._graphs and (self.strip_args, self.cell_args, self.stage_args) != before:
             self._graphs = None
 
     def _reduce_dt(self, h, qx, qy, stream) -> None:
@@ -253,7 +256,7 @@ class GridFused(SchemeBase):
         the configuration after the graph is the one before). None where capture fails (then
         the steps are launched one by one, the same arithmetic)."""
         cp = self.cp
-        if self._graphs is None:
+        if self._graphs is None or len(self._graphs) > 24:  # (buffers replaced many times)
             self._graphs = {}
         key = self._config()
         got = self._graphs.get(key)

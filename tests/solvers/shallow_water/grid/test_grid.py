@@ -245,8 +245,8 @@ def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
     """`GridFused.run` queues whole batches with the clock on the device (kernels/grid.cu
     step_size, core's clock.cuh): the same t, step count and fields, bit for bit, as the host
     stepping one step at a time, also landing on an end time mid-batch, after a field was
-    replaced, and across batches (BATCH steps at most; the strip variant as CUDA graphs of
-    GRAPH_STEPS steps and single launches). The steps a batch queues after landing
+    replaced, a snapshot taken and the live cfl changed, and across batches (BATCH steps at most;
+    the strip variant as CUDA graphs of GRAPH_STEPS steps and single launches). The steps a batch queues after landing
     leave the state as it is (an SSP-RK3 stage with Δt = 0 would round it)."""
     from pdestudio.solvers.shallow_water.grid.fused import BATCH, GridFused
     sims = []
@@ -268,6 +268,10 @@ def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
         sim.set_field("hu", sim.fields()["hu"] * 0.5)
         sim.step(5)
         sim.advance(sim.t + 2.5e-4)
+        sim.snapshot()  # (the window's timeline: invalidates, the graphs stay)
+        sim.step(BATCH)
+        sim.set_param("cfl", 0.6)  # a live parameter: graphs with the old Δt factor must go
+        sim.step(BATCH)
     assert (a.t, a.steps) == (b.t, b.steps)
     for name, v in a.fields().items():
         np.testing.assert_array_equal(v, b.fields()[name], err_msg=name)
