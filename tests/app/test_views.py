@@ -29,6 +29,15 @@ def canvas():
     import vispy.app
     from vispy import scene
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
+    # a Qt window of an earlier test may have left its GL context current on this thread, and
+    # a thread cannot have a GLX and an EGL context current at once: let go of it first
+    try:
+        from PySide6.QtGui import QOpenGLContext
+        current = QOpenGLContext.currentContext()
+        if current is not None:
+            current.doneCurrent()
+    except ImportError:
+        pass
     try:
         c = scene.SceneCanvas(size=SIZE, show=False, app=vispy.app.Application("egl"),
                               bgcolor=BACKGROUND)
