@@ -173,23 +173,20 @@ class Brush(QWidget):
                             f"{dabs} dabs (Ctrl+Z undoes the stroke)", False)
 
     def _undo(self, worker):
-        if not self.undo:
-            worker.message.emit("brush: nothing to undo", False)
-            return
-        self.redo.append(worker.sim.snapshot())
-        worker.sim.restore(self.undo.pop())
-        worker.publish_now()
-        worker.message.emit("undid a brush stroke", False)
+        self._swap(worker, self.undo, self.redo, "undo", "undid")
 
     def _redo(self, worker):
-        if not self.redo:
-            worker.message.emit("brush: nothing to redo", False)
-            return
-        self.undo.append(worker.sim.snapshot())
-        worker.sim.restore(self.redo.pop())
-        worker.publish_now()
-        worker.message.emit("redid a brush stroke", False)
+        self._swap(worker, self.redo, self.undo, "redo", "redid")
 
+    def _swap(self, worker, source, target, verb, done):
+        """Restore the newest state of `source`, keeping the current one in `target`."""
+        if not source:
+            worker.message.emit(f"brush: nothing to {verb}", False)
+            return
+        target.append(worker.sim.snapshot())
+        worker.sim.restore(source.pop())
+        worker.publish_now()
+        worker.message.emit(f"{done} a brush stroke", False)
 
 def install(window) -> None:
     window.brush = brush = Brush(window)
