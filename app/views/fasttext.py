@@ -13,6 +13,7 @@ own (or this VisPy lacks what is read), the original runs every time.
 from __future__ import annotations
 
 from vispy.visuals.text.text import TextVisual
+from vispy.visuals.transforms import NullTransform
 
 _ORIGINAL = TextVisual._prepare_draw
 
@@ -26,8 +27,7 @@ def _key(visual):
     try:
         trs = visual.transforms
         canvas = trs.canvas
-        if canvas is None or trs.document_transform is not canvas.scene.transform and \
-                not _identity(trs.document_transform):
+        if canvas is None or not _identity(trs.document_transform):
             return None
         fbs = tuple((id(fb), tuple(off), tuple(size)) for fb, off, size in canvas._fb_stack)
         vps = tuple(tuple(v) for v in canvas._vp_stack)
@@ -40,7 +40,6 @@ def _key(visual):
 
 
 def _identity(tr) -> bool:
-    from vispy.visuals.transforms import NullTransform
     if isinstance(tr, NullTransform):
         return True
     inner = getattr(tr, "transforms", None)

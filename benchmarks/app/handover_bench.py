@@ -113,8 +113,10 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
 
 
 def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -> dict:
-    """The solver loop of `handover_rate` while a screen thread draws the newest frame at most
-    `fps` times a second with the window's view on an offscreen canvas (EGL). `path`: 'pinned'
+    """The window's solver loop (app/worker.py's pace with steps per frame = auto: chunks of
+    steps for AUTO_FRAME_S, then a frame; `handover_rate` keeps the older one-chunk-per-frame
+    loop its recorded figures were measured with) while a screen thread draws the newest frame
+    at most `fps` times a second with the window's view on an offscreen canvas (EGL). `path`: 'pinned'
     (host frames: pinned copies on CuPy, plain copies on NumPy) or 'interop' (device frames
     copied into the view's textures through CUDA–OpenGL interop, where the canvas can)."""
     from pdestudio.app.views import ColorScale, interop, make_view

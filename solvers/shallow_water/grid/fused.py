@@ -209,6 +209,8 @@ class GridFused(SchemeBase):
             self._hist_dev = cp.zeros(BATCH, dtype=np.float64)
             self._start = cupyx.empty_pinned((5,), dtype=np.float64)
             self._hist_host = cupyx.empty_pinned((BATCH,), dtype=np.float64)
+            c0, c1 = self._clock[0], self._clock[1]
+            self._clock_pair = ((c0, c1, self._hist_dev), (c1, c0, self._hist_dev))
         count = min(int(count), BATCH)
         if t_end is not None and self._last_dt:
             # towards an end time, no more steps than it takes at the last step's size (and a
@@ -242,7 +244,7 @@ class GridFused(SchemeBase):
 
     def _clock_args(self, i: int) -> tuple:
         """The clock arguments of the i-th step of a batch (double-buffered by parity)."""
-        return (self._clock[i % 2], self._clock[(i + 1) % 2], self._hist_dev)
+        return self._clock_pair[i % 2]
 
     def _config(self) -> tuple:
         """What a captured graph depends on: the buffers in their roles and the slot in use."""
