@@ -20,13 +20,21 @@ the `kernel` parameter says "array" (that parameter exists only where a family h
     scheme.invalidate()                the state or a live parameter changed outside stepping:
                                        drop what was derived from them (cached Δt, graphs, ...)
 
+Every model declares its schemes in one table, `schemes = SchemeTable(key, {name: SchemeEntry(
+reference, fused, options)})`: `key` is the parameter whose value picks the entry (None: one
+entry), `reference` the xp class, `fused` the CUDA class (None: none), `options` the parameter sets
+that choose variants inside the same classes (e.g. the order of accuracy); the generic test that
+every fused scheme equals its float64 reference walks the registry's tables
+(`SchemeTable.cases()`), so a new model or scheme is covered without editing the test.
+
 `Simulation.scheme` is public for tests and benchmarks: replacing it between steps with another
 scheme of the same family (a kernel variant, or a wrapper injecting a fault) is supported; a
 scheme without `run` is stepped one step at a time by the base class.
 """
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Protocol, runtime_checkable
 
 
 @runtime_checkable
@@ -49,4 +57,47 @@ class SchemeBase:
         pass
 
 
-__all__ = ["Scheme", "SchemeBase"]
+@dataclass(frozen=True)
+class SchemeEntry:
+    """One scheme of a model: its xp class (the float64 reference, the CPU backend and the GPU
+    array path), its CUDA class (None: the array path alone on the GPU) and the parameter sets
+    that pick variants inside these classes (each is checked against the reference)."""
+
+    reference: Any
+    fused: Any = None
+    options: tuple[Mapping[str, Any], ...] = ({},)
+
+
+class SchemeTable:
+    """name -> SchemeEntry, picked by the value of the parameter `key` (None: a single entry)."""
+
+    def __init__(self, key: str | None, entries: Mapping[str, SchemeEntry]):
+        if not entries:
+            raise TypeError("a scheme table needs at least one entry")
+        if key is None and len(entries) != 1:
+            raise TypeError("a scheme table without a key has exactly one entry")
+        self.key, self.entries = key, dict(entries)
+
+    @property
+    def has_fused(self) -> bool:
+        return any(e.fused is not None for e in self.entries.values())
+
+    def name(self, params: Mapping[str, Any]) -> str:
+        return next(iter(self.entries)) if self.key is None else params[self.key]
+
+    def entry(self, params: Mapping[str, Any]) -> SchemeEntry:
+        return self.entries[self.name(params)]
+
+    def cases(self) -> Iterator[tuple[str, dict]]:
+        """(name, parameters) for every entry and option set: what selects each variant."""
+        for name, e in self.entries.items():
+            for opt in e.options:
+                params = {} if self.key is None else {self.key: name}
+                label = name + "".join(f",{k}={v}" for k, v in opt.items())
+                yield label, {**params, **opt}
+
+    def __repr__(self) -> str:
+        return f"SchemeTable({self.key!r}, {list(self.entries)})"
+
+
+__all__ = ["Scheme", "SchemeBase", "SchemeEntry", "SchemeTable"]

@@ -4,8 +4,8 @@ A model subclass declares its parameters, scenarios and fields, names its scheme
 and implements:
 
     _setup()                 build the mesh (self.mesh) and the state (self.state: name -> xp array)
-    reference_scheme         the xp scheme class (float64 reference, CPU backend, GPU array path)
-    fused_scheme             the CUDA scheme class, or None where the family has none
+    schemes                  the scheme table (core/scheme.py: name -> xp reference class, CUDA
+                             class, options; picked by a parameter)
     _fields() -> dict        every displayable field as xp arrays (default: the state)
     work() -> (cells, bytes) cells updated per step and compulsory bytes moved per step (benchmarks)
 
@@ -31,6 +31,7 @@ from . import backend as _backend
 from . import checkpoint, clock, memory
 from .errors import NonFiniteStep, ParameterError, SimulationDiverged
 from .params import KERNEL, Param, Scenario, frozen, validate_all
+from .scheme import SchemeEntry, SchemeTable
 from .values import real_array
 
 CHECKPOINT_VERSION = checkpoint.VERSION
@@ -113,10 +114,22 @@ class Simulation:
     # surface over the bottom).
     default_field: ClassVar[str | None] = None
     surfaces: ClassVar[tuple[str, ...]] = ()
-    # The schemes (core/scheme.py): classes taking the simulation. `fused_scheme` None = the
-    # family has no CUDA kernels (then there is no `kernel` parameter).
+    # The schemes (core/scheme.py): a SchemeTable of classes taking the simulation. Without a
+    # fused class anywhere the family has no `kernel` parameter. (A model may instead name one
+    # `reference_scheme` and optionally `fused_scheme`: they become a one-entry table.)
+    schemes: ClassVar[SchemeTable] = None
     reference_scheme: ClassVar[Any] = None
     fused_scheme: ClassVar[Any] = None
+    # Small, non-trivial parameters for the registry-driven check that every fused scheme equals
+    # its float64 reference (tests/solvers/test_fused_matches_reference.py): sizes that are not
+    # multiples of the kernels' blocks and tiles, quick on the GPU and on NumPy.
+    check_params: ClassVar[Mapping[str, Any]] = {}
+
+    def __init_subclass__(cls, **kw):
+        super().__init_subclass__(**kw)
+        if "schemes" not in cls.__dict__ and "reference_scheme" in cls.__dict__:
+            cls.schemes = SchemeTable(None, {"default": SchemeEntry(cls.reference_scheme,
+                                                                    cls.fused_scheme)})
     # Memory (core/memory.py): peak host bytes per cell in float64 (a number, or a mapping
     # geometry -> bytes), and on the GPU (None: the same).
     memory_per_cell: ClassVar[Any] = memory.DEFAULT_PER_CELL
@@ -127,7 +140,7 @@ class Simulation:
     def schema(cls, scenario: str | None = None) -> dict[str, Param]:
         """Parameter declarations with the scenario's defaults applied."""
         s = {p.name: p for p in cls.parameters}
-        if cls.fused_scheme is not None:
+        if cls.schemes is not None and cls.schemes.has_fused:
             s.setdefault("kernel", KERNEL)
         if scenario is not None:
             for k, v in cls.scenario(scenario).defaults.items():
@@ -203,10 +216,12 @@ class Simulation:
         self.scheme = self._make_scheme()
 
     def _make_scheme(self):
-        """The fused scheme on the GPU (unless kernel=array), else the reference scheme."""
-        if self.kernel == "fused":
-            return self.fused_scheme(self)
-        return self.reference_scheme(self)
+        """The table's entry for the parameters: its fused class on the GPU (unless
+        kernel=array, or the entry has none), else its reference class."""
+        entry = self.schemes.entry(self.params)
+        if self.kernel == "fused" and entry.fused is not None:
+            return entry.fused(self)
+        return entry.reference(self)
 
     @property
     def kernel(self) -> str:

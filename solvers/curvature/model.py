@@ -19,6 +19,7 @@ import numpy as np
 
 from ..core.params import Param, Scenario
 from ..core.registry import register
+from ..core.scheme import SchemeEntry, SchemeTable
 from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh import Grid2D
 from . import scenarios
@@ -97,9 +98,10 @@ class CurvatureFlow(Simulation):
     size_param = "nx"
     bench_scenario = "eoc-exact"
     bench_t_end = 0.1
-    reference_scheme = RKMReference
-    fused_scheme = FusedRKM
-    imex_schemes = (IMEXReference, FusedIMEX)  # (array code, fused) for integrator=imex
+    schemes = SchemeTable("integrator", {
+        "rkm": SchemeEntry(RKMReference, FusedRKM, ({}, {"scenario": "eoc-exact"})),
+        "imex": SchemeEntry(IMEXReference, FusedIMEX, ({}, {"scenario": "eoc-exact"}))})
+    check_params = {"nx": 37, "ny": 29}
 
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -115,13 +117,6 @@ class CurvatureFlow(Simulation):
         self.state["phi"] = scenarios.initial_phi(x, y, self.exact, self.neumann, self.xp,
                                                   self.dtype)
         self.controller = step_controller(self)
-
-    def _make_scheme(self):
-        """integrator=rkm: the base class's choice (FusedRKM / RKMReference); imex: FusedIMEX on
-        the fused GPU path, else IMEXReference."""
-        if self.params["integrator"] == "imex":
-            return self.imex_schemes[self.kernel == "fused"](self)
-        return super()._make_scheme()
 
     # ---- the adaptive step ----------------------------------------------------------------
     @property

@@ -38,6 +38,7 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.params import CFL, SEED, Param, Scenario
 from ..core.registry import register
+from ..core.scheme import SchemeEntry, SchemeTable
 from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh import Grid2D
 from ..mesh.square import MAX_CELLS
@@ -54,7 +55,6 @@ L = 10.0          # side of the papers' square domain [−5, 5]² (SPEC §3.5): 
 NMAX = 2**15      # cells along a side of the grid
 BYTES_PER_CELL = 7  # grid, compulsory arrays per step: read h, qx, qy, H; write h, qx, qy
 ASSEMBLIES = ("auto", "edge", "atomic", "cell")
-SCHEMES_BY_GEOMETRY = {"grid": (GridReference, GridFused), "triangles": (TriReference, TriFused)}
 
 DOMAIN_LO, DOMAIN_HI = 1e-3, 1e7  # m: a 1 mm tank to a 10,000 km ocean (Δx Δy stays normal)
 DOMAIN = tuple(  # the domain's size: both geometries, both models
@@ -111,9 +111,7 @@ def _only(p: Param, geometry: str) -> Param:
     return replace(p, help=f"{p.help} [geometry={geometry} only]")
 
 
-def _scheme(which: int):
-    """The reference (0) or fused (1) scheme class of the simulation's geometry."""
-    return staticmethod(lambda sim: SCHEMES_BY_GEOMETRY[sim.geometry][which](sim))
+TRI_SCHEMES = tuple({"scheme": s} for s in ("roe", "ir-roe", "pvm-ifcp"))
 
 
 class _ShallowWaterBase(Simulation):
@@ -122,8 +120,8 @@ class _ShallowWaterBase(Simulation):
 
     layers: ClassVar[int] = 1
     state_names: ClassVar[tuple[str, ...]] = ("h", "hu", "hv")
-    reference_scheme = _scheme(0)
-    fused_scheme = _scheme(1)
+    schemes = SchemeTable(None, {"triangles": SchemeEntry(TriReference, TriFused, TRI_SCHEMES)})
+    check_params = {"cells": 3000}
 
     @property
     def geometry(self) -> str:
@@ -255,6 +253,13 @@ class ShallowWater(_ShallowWaterBase):
 
     model = "shallow-water"
     title = "Shallow water (one layer)"
+    schemes = SchemeTable("geometry", {
+        "grid": SchemeEntry(GridReference, GridFused, ({"nx": 37, "ny": 29},
+                                                       {"nx": 37, "ny": 29, "order": 3})),
+        "triangles": SchemeEntry(TriReference, TriFused,
+                                 tuple({**o, "scenario": "bump-dambreak", "cells": 3000}
+                                       for o in TRI_SCHEMES))})
+    check_params = {}  # (the sizes are in the table's options: cells only with triangles)
     description = ("One-layer shallow water over a bathymetry: path-conservative Roe finite "
                    "volumes, well-balanced, first or third order (seed 002, Castro et al.).")
     parameters = (

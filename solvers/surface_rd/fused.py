@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import clock
+from ..core.device_clock import DeviceClock, GraphCache
 from ..core.backend import load_kernels
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
@@ -37,6 +38,7 @@ CU_FILE = Path(__file__).parent / "kernels" / "chemotaxis.cu"
 POSITIVE_CU = Path(__file__).parent / "kernels" / "positive.cu"
 KERNELS = ("rd_step_vec", "gs_step_padded", "rd_step_batch", "gs_step_batch")  # one compilation per real type
 BLOCK = 256
+GRAPH_STEPS = 64  # fixed steps of one CUDA graph (even: the double buffer comes back)
 
 
 class FusedEuler(SchemeBase):
@@ -58,6 +60,7 @@ class FusedEuler(SchemeBase):
         self.prepare()
         self.args = self.model_args()
         self._out = None
+        self.graphs = True
 
     # ---- subclass hooks -----------------------------------------------------------------
     def prepare(self) -> None:
@@ -101,12 +104,26 @@ class FusedEuler(SchemeBase):
         return dt
 
     def run(self, count, t, t_end):
-        """Up to `count` steps from t without passing t_end: the whole steps first, then the
-        shortened one that lands (core/clock.py), exactly as step-by-step stepping."""
+        """Up to `count` steps from t without passing t_end: the whole steps first (groups of
+        GRAPH_STEPS replayed as CUDA graphs, core's GraphCache), then the shortened one that
+        lands (core/clock.py), exactly as step-by-step stepping."""
         dt = self.sim.dt
         k = clock.full_steps(t, dt, count, t_end)
-        for _ in range(k):
+        done = 0
+        if k >= GRAPH_STEPS and self.graphs:
+            if self._out is None or self._out[0] is self.sim.state[self.sim.species[0]]:
+                self.advance(dt)  # (the output buffers exist before a capture)
+                done = 1
+            stream = self.cp.cuda.get_current_stream()
+            while k - done >= GRAPH_STEPS:
+                graph = self._graph(dt)
+                if graph is None:
+                    break
+                graph.launch(stream)
+                done += GRAPH_STEPS
+        for _ in range(k - done):
             self.advance(dt)
+        for _ in range(k):
             t += dt
         if k < count and not clock.landed(t, t_end):
             last = min(dt, clock.limit(t, t_end))
@@ -115,8 +132,30 @@ class FusedEuler(SchemeBase):
             k += 1
         return k, t
 
+    _graphs = None
+    graphs = False  # (set by __init__: a scheme built on the device replays graphs)
+
+    def _graph(self, dt: float):
+        """A CUDA graph of GRAPH_STEPS steps of dt on the current buffers (an even number of
+        steps: the double buffer comes back to its roles)."""
+        if self._graphs is None:
+            self._graphs = GraphCache(self.cp, GRAPH_STEPS)
+        state, (a, b) = self.sim.state, self.sim.species
+        key = (int(state[a].data.ptr), int(state[b].data.ptr), int(self._out[0].data.ptr),
+               int(self._out[1].data.ptr), float(dt), self.args)
+        saved = (state[a], state[b], self._out)
+
+        def queue(n):
+            for _ in range(n):
+                self.advance(dt)
+
+        def restore():
+            state[a], state[b], self._out = saved
+
+        return self._graphs.get(key, queue, restore)
+
     def invalidate(self):
-        self.args = self.model_args()
+        self.args = self.model_args()  # (graphs are keyed by the arguments they were made with)
 
     def advance(self, dt: float) -> None:
         """One explicit Euler step of dt into the other buffers; rebinds sim.state."""
@@ -213,8 +252,7 @@ class BatchedPositive:
         table = np.array([[float(a) for a in FusedChemotaxis.args_of(p, real)] for p in params])
         self.par = cp.asarray(table.astype(real))
         self.lam = cp.zeros(2 * self.E, dtype=real)
-        self.clk = cp.zeros(4 * self.E, dtype=np.float64)
-        self.hist = cp.zeros((self.E, scheme.BATCH), dtype=np.float64)
+        self.clock = DeviceClock(cp, scheme.BATCH, members=self.E)
         self.dt_user = cp.asarray(np.asarray(dt, dtype=np.float64))
         self.rates = (cp.empty((self.E, n), dtype=real), cp.empty((self.E, n), dtype=real))
         self.cur = 0
@@ -229,25 +267,22 @@ class BatchedPositive:
         if not alive.any():
             return 0
         active = cp.asarray(alive.astype(np.uint8))
-        clk = np.zeros((self.E, 2, 2))
-        clk[:, self.cur, 0] = ens.t
-        self.clk.set(clk.reshape(-1))
+        self.clock.arm(count, ens.t, t_end)
         fn, fc = ens.state["cells"], ens.state["chemo"]
         rn, rc = self.rates
-        end, has_end = (0.0, 0) if t_end is None else (t_end, 1)
         grid = (s.grid(s.n)[0], self.E)
         for k in range(count):
             s.k["cx_rates_batch"](grid, (s.block,),
                                   (fn, fc, rn, rc, s.deg, s.nbr, s.hw, s.area, np.int32(s.n),
                                    np.int32(s.P), self.par, self.lam, np.int32(self.cur),
                                    active))
+            records, hist, parity = self.clock.args_all(k)
             s.k["cx_update_batch"](grid, (s.block,),
                                    (fn, fc, rn, rc, np.int32(s.n), self.lam, np.int32(self.cur),
-                                    self.clk, self.hist, np.int32(s.BATCH), np.int32(k),
-                                    self.dt_user, np.float64(THETA), np.float64(np.inf),
-                                    np.float64(end), np.int32(has_end), active))
+                                    records, hist, np.int32(s.BATCH), parity, self.dt_user,
+                                    np.float64(THETA), np.float64(np.inf), active))
             self.cur = 1 - self.cur
-        hist = self.hist[:, :count].get()
+        hist = self.clock.history(count)
         # clock.replay, member by member, vectorised over the members
         t, live = ens.t.copy(), alive.copy()
         for k in range(count):
@@ -304,7 +339,6 @@ class FusedPositiveChemotaxis(FusedEuler):
     BATCH = 64
 
     def prepare(self):
-        import cupyx
         mesh = self.sim.imesh
         n = mesh.n_vertices
         indptr, nbr, half = ring_half_weights(mesh)
@@ -317,17 +351,14 @@ class FusedPositiveChemotaxis(FusedEuler):
         cp = self.cp
         self.rates = (cp.empty(n, dtype=self.real), cp.empty(n, dtype=self.real))
         self.lam = cp.zeros(2, dtype=self.real)  # double-buffered maximum of λ
-        self.clk = cp.zeros((2, 2), dtype=np.float64)  # double-buffered (t, landed)
-        self.hist = cp.zeros(self.BATCH, dtype=np.float64)
-        self._hist_host = cupyx.empty_pinned((self.BATCH,), dtype=np.float64)
-        self._clk_host = cupyx.empty_pinned((2,), dtype=np.float64)
+        self.clock = DeviceClock(cp, self.BATCH)
         self._cur = 0
 
     def model_args(self):
         p, r = self.sim.params, self.real
         return (r(p["D"]), r(p["alpha"]), r(p["s"] * p["r"]), r(p["N"]), r(p["s"]))
 
-    def _queue(self, k: int, limit: float, t_end: float | None) -> None:
+    def _queue(self, k: int, limit: float) -> None:
         """Queue step k of a batch: rates and λ into slot cur, then the update."""
         cur, nxt = self._cur, 1 - self._cur
         n, state = self.n, self.sim.state
@@ -336,27 +367,51 @@ class FusedPositiveChemotaxis(FusedEuler):
         self.k["cx_rates"](self.grid(n), (self.block,),
                            (fn, fc, rn, rc, self.deg, self.nbr, self.hw, self.area, np.int32(n),
                             np.int32(self.P), *self.args, self.lam[cur:cur + 1]))
-        end, has_end = (0.0, 0) if t_end is None else (t_end, 1)
         self.k["cx_update"](self.grid(n), (self.block,),
                             (fn, fc, rn, rc, np.int32(n), self.lam[cur:cur + 1],
-                             self.lam[nxt:nxt + 1], self.clk[cur], self.clk[nxt], self.hist,
-                             np.int32(k), np.float64(self.sim.dt), np.float64(THETA),
-                             np.float64(limit), np.float64(end), np.int32(has_end)))
+                             self.lam[nxt:nxt + 1], *self.clock.args(k),
+                             np.float64(self.sim.dt), np.float64(THETA), np.float64(limit)))
         self._cur = nxt
 
     def step(self, t, dt_limit):
-        self._queue(0, np.inf if dt_limit is None else dt_limit, None)
-        self.hist[:1].get(out=self._hist_host[:1])
-        d = float(self._hist_host[0])
+        self.clock.arm(1, t, None)
+        self._queue(0, np.inf if dt_limit is None else dt_limit)
+        d = float(self.clock.history(1)[0, 0])
         if not math.isfinite(d) or d <= 0:
             raise NonFiniteStep
         return d
 
     def run(self, count, t, t_end):
-        count = min(count, self.BATCH)
-        self._clk_host[0], self._clk_host[1] = t, 0.0
-        self.clk[self._cur].set(self._clk_host)
-        for k in range(count):
-            self._queue(k, np.inf, t_end)
-        self.hist[:count].get(out=self._hist_host[:count])
-        return clock.replay(t, t_end, self._hist_host[:count])
+        """Up to BATCH steps with the clock on the device (core's DeviceClock), whole groups of
+        GRAPH_STEPS as CUDA graphs; one host wait."""
+        count = self.clock.arm(count, t, t_end)
+        k = 0
+        if self._cur != 0:  # graphs start on λ slot 0 and an even step index
+            self._queue(k, np.inf)
+            k += 1
+        stream = self.cp.cuda.get_current_stream()
+        while count - k >= GRAPH_STEPS and k % 2 == 0:
+            graph = self._clocked_graph()
+            if graph is None:
+                break
+            graph.launch(stream)
+            k += GRAPH_STEPS
+        for k in range(k, count):
+            self._queue(k, np.inf)
+        return self.clock.finish(count, t, t_end)
+
+    def _clocked_graph(self):
+        if self._graphs is None:
+            self._graphs = GraphCache(self.cp, GRAPH_STEPS)
+        state = self.sim.state
+        key = (int(state["cells"].data.ptr), int(state["chemo"].data.ptr), self.args,
+               float(self.sim.dt), self._cur)
+
+        def queue(n):
+            for k in range(n):
+                self._queue(k, np.inf)
+
+        def restore():
+            self._cur = key[-1]
+
+        return self._graphs.get(key, queue, restore)

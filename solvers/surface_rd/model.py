@@ -45,6 +45,7 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.params import SEED, Param, Scenario
 from ..core.registry import register
+from ..core.scheme import SchemeEntry, SchemeTable
 from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh.renumber import inverse, vertex_order
 from . import scenarios
@@ -220,10 +221,10 @@ class Chemotaxis(SurfaceRD):
     initial_condition = staticmethod(scenarios.chemotaxis_initial)
     stability_bound = staticmethod(ChemotaxisEuler.stability_bound)
     # scheme=positive (default) or paper; the paper's classes are also the ladder's base
-    reference_scheme = staticmethod(lambda sim: (
-        PositiveChemotaxisEuler if sim.params["scheme"] == "positive" else ChemotaxisEuler)(sim))
-    fused_scheme = staticmethod(lambda sim: (
-        FusedPositiveChemotaxis if sim.params["scheme"] == "positive" else FusedChemotaxis)(sim))
+    schemes = SchemeTable("scheme", {
+        "positive": SchemeEntry(PositiveChemotaxisEuler, FusedPositiveChemotaxis),
+        "paper": SchemeEntry(ChemotaxisEuler, FusedChemotaxis)})
+    check_params = {"vertices": 1500}
 
     def divergence_advice(self) -> str:
         if self.params["scheme"] == "paper":
@@ -260,5 +261,5 @@ class GrayScott(SurfaceRD):
     default_field = "v"
     initial_condition = staticmethod(scenarios.gray_scott_initial)
     stability_bound = staticmethod(GrayScottEuler.stability_bound)
-    reference_scheme = GrayScottEuler
-    fused_scheme = FusedGrayScott
+    schemes = SchemeTable(None, {"euler": SchemeEntry(GrayScottEuler, FusedGrayScott)})
+    check_params = {"vertices": 1500}

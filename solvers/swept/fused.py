@@ -77,8 +77,11 @@ class SweptFused(TieredScheme):
         return 2 * NV * (W + 2 * self.R) * np.dtype(self.sim.dtype).itemsize
 
     def period(self) -> int:
-        if self.sim.params["method"] == "classic-graph":
+        method = self.sim.params["method"]
+        if method == "classic-graph":
             return self.graph_steps
+        if method == "classic":  # whole steps are launched in one tight loop (_classic_run)
+            return 1
         return super().period()
 
     def _kernel_args(self, dt: float) -> tuple:
@@ -103,10 +106,33 @@ class SweptFused(TieredScheme):
             k(grid, block, (self.V, U, U, N, _FINAL) + args)
 
     def batch(self, count: int, dt: float) -> None:
-        if self.sim.params["method"] == "swept":
+        method = self.sim.params["method"]
+        if method == "swept":
             self._swept(count, dt)
+        elif method == "classic":
+            self._classic_run(count, dt)
         else:
             self._replay(count, dt)
+
+    def _classic_run(self, count: int, dt: float) -> None:
+        """`count` whole classic steps of dt: the same launches as `classic`, one per tier, with
+        their argument tuples built once and the ping-pong's rows rebound once at the end (the
+        host's cost per step is the launch alone; the time is kept by the caller)."""
+        sim = self.sim
+        U, V, k, args = sim.U, self.V, self._k["classic"], self._kernel_args(dt)
+        grid, block, N = self._launch
+        if self.tiers_per_step == 1:  # out of place, U -> V -> U ...
+            even, odd = (U, U, V, N, _FINAL) + args, (V, V, U, N, _FINAL) + args
+            for i in range(count):
+                k(grid, block, odd if i & 1 else even)
+            if count & 1:
+                self.V = U
+                sim.set_rows(V)
+        else:                          # predictor into V, final in place into U
+            pred, final = (U, U, V, N, _PREDICTOR) + args, (V, U, U, N, _FINAL) + args
+            for _ in range(count):
+                k(grid, block, pred)
+                k(grid, block, final)
 
     def _swept(self, cycles: int, dt: float) -> None:
         sim = self.sim

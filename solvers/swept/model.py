@@ -32,12 +32,22 @@ import numpy as np
 from ..core.errors import ParameterError
 from ..core.params import CFL, Param, Scenario
 from ..core.registry import register
+from ..core.scheme import SchemeEntry, SchemeTable
 from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh import Grid1D
 from . import fused, reference, scenarios
 from .gas import SCHEMES, euler_dt, pressure
 
 METHODS = ("classic", "classic-graph", "swept")
+
+
+def method_table(ref, fused_cls, options=({},)) -> SchemeTable:
+    """The three GPU strategies (`method`) of one scheme: the same classes, other launches; the
+    swept entry is checked on a grid it can tile."""
+    tile = {"nx": 1024, "block": 128}
+    return SchemeTable("method", {
+        m: SchemeEntry(ref, fused_cls, tuple({**o, **tile} if m == "swept" else o
+                                             for o in options)) for m in METHODS})
 BLOCKS = (32, 64, 128, 256, 512, 1024)
 
 METHOD = Param("method", "str", "classic",
@@ -77,7 +87,7 @@ class SweptSimulation(Simulation):
         """The common end of _setup: the mesh on the nodes x, the state U0 (NV, n)."""
         self.mesh = Grid1D(x)
         self.set_rows(self.xp.asarray(U0, dtype=self.dtype))
-        S = self.reference_scheme
+        S = self.schemes.entry(self.params).reference
         self.cycle_steps = reference.steps_per_cycle(self.params["block"], S.R, S.tiers_per_step)
         if self.params["method"] == "swept":
             self.check_interval = max(self.check_interval, 64 * self.cycle_steps)
@@ -140,8 +150,8 @@ class Heat1D(SweptSimulation):
         heat = (T.sum() - 0.5 * (T[0] + T[-1])) * self.dx
         return {"heat": heat, "max T": T.max(), "min T": T.min(),
                 "error": self.xp.abs(T - exact_T).max()}
-    reference_scheme = reference.HeatScheme
-    fused_scheme = fused.HeatFused
+    schemes = method_table(reference.HeatScheme, fused.HeatFused)
+    check_params = {"nx": 1000}
 
     def _setup(self) -> None:
         p = self.params
@@ -190,8 +200,8 @@ class KuramotoSivashinsky1D(SweptSimulation):
     field_infos = {"u": FieldInfo("node", "", "the chaotic field u")}
     default_field = "u"
     state_names = ("u",)
-    reference_scheme = reference.KSScheme
-    fused_scheme = fused.KSFused
+    schemes = method_table(reference.KSScheme, fused.KSFused)
+    check_params = {"nx": 1000}
 
     # Nodes per unit length below which the grid is refused (benchmarks/swept/ks_resolution.py:
     # divergence at ≤ 0.76, ⟨u²⟩ 15–34 % too high at 0.8–0.9, within 15 % at 1, 3 % at 2).
@@ -303,8 +313,11 @@ class Euler1D(SweptSimulation):
     }
     default_field = "rho"
     state_names = ("rho", "rhou", "E")
-    reference_scheme = reference.EulerScheme
-    fused_scheme = fused.EulerFused
+    # the method picks the launches, `scheme` the kernels (EulerFused.kernel_source)
+    schemes = method_table(reference.EulerScheme, fused.EulerFused,
+                           ({"scheme": "muscl-hllc"}, {"scheme": "paper"},
+                            {"scheme": "muscl-hllc", "boundary": "periodic"}))
+    check_params = {"nx": 1000}
 
     @classmethod
     def _check_params(cls, p: dict) -> None:

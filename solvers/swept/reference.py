@@ -28,7 +28,7 @@ memory starts as NaN, so a value used before it was computed would poison the re
 `swept == classic` (bit for bit in NumPy) is the test that the order of operations is right.
 
 Below them: each model's tiers (heat eq. (4), KS eqs. (7)–(9); Euler's in gas.py) and the
-scheme classes (`TieredScheme` and one per model) that the models name as `reference_scheme`.
+scheme classes (`TieredScheme` and one per model) that the models' scheme tables name (core/scheme.py).
 """
 from __future__ import annotations
 

@@ -21,9 +21,10 @@ per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = Grid
 the defaults are production's.
 
 `run` (what `Simulation` uses) queues a batch of up to BATCH steps with no host round trip (the
-strip variant as CUDA graphs of GRAPH_STEPS steps, one launch each): the clock is kept on the device (kernels/grid.cu `step_size`, core's clock.cuh: Δt clamped to the end
-time, Δt = 0 once landed, each step's Δt recorded), and the host replays the recorded steps with
-core/clock.py: one host wait per batch instead of one per step, with the same times and states
+strip variant as CUDA graphs of GRAPH_STEPS steps, one launch each): the clock is kept on the
+device by core's DeviceClock (kernels/grid.cu `step_size`, the protocol of core's clock.cuh: Δt
+clamped to the end time, 0 once landed, each step's Δt recorded), and the host replays the
+recorded steps with core/clock.py: one host wait per batch instead of one per step, with the same times and states
 bit for bit. `step` keeps the per-step path (the host reads Δt after each step).
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core import clock
+from ...core.device_clock import DeviceClock, GraphCache
 from ...core.backend import load_kernels
 from ...core.scheme import SchemeBase
 from .reference import SSP3
@@ -126,7 +127,7 @@ class GridFused(SchemeBase):
         before = (self.strip_args, self.cell_args, self.stage_args)
         self._launch_args()
         if self._graphs and (self.strip_args, self.cell_args, self.stage_args) != before:
-            self._graphs = None
+            self._graphs.clear()
 
     def _reduce_dt(self, h, qx, qy, stream) -> None:
         cp = self.cp
@@ -136,7 +137,7 @@ class GridFused(SchemeBase):
                                                     self.slot[self.cur]))
         self.events[self.cur].record(stream)
 
-    NO_CLOCK = (np.uintp(0),) * 3  # the kernels' clock arguments on the per-step path (null)
+    NO_CLOCK = DeviceClock.NULL  # the kernels' clock arguments on the per-step path (null)
 
     def _queue_step(self, limit, clk=NO_CLOCK):
         """Queue one step on the current stream (Δt from this step's z_max slot, at most
@@ -194,37 +195,25 @@ class GridFused(SchemeBase):
         return dt if dt_limit is None else min(dt, dt_limit)
 
     _clock = None
-    _graphs: "dict | bool" = None  # config -> CUDA graph of GRAPH_STEPS steps; False: none
+    _graphs = None
 
     def run(self, count, t, t_end):
-        """Up to BATCH of `count` steps queued back to back, the clock on the device (see the
-        module docstring); one host wait. The strip variant replays CUDA graphs of GRAPH_STEPS
-        steps (one launch each). Returns (steps taken, new t) as core/clock.py walks them;
-        NonFiniteStep where a step's Δt is not finite (every z_i NaN)."""
+        """Up to BATCH of `count` steps queued back to back, the clock on the device (core's
+        DeviceClock, see the module docstring); one host wait. The strip variant replays CUDA
+        graphs of GRAPH_STEPS steps (one launch each). Returns (steps taken, new t) as
+        core/clock.py walks them; NonFiniteStep where a step's Δt is not finite."""
         cp = self.cp
         if self._clock is None:
-            import cupyx
-            # {t, landed, step index, t_end, has end}, by step parity
-            self._clock = cp.zeros((2, 5), dtype=np.float64)
-            self._hist_dev = cp.zeros(BATCH, dtype=np.float64)
-            self._start = cupyx.empty_pinned((5,), dtype=np.float64)
-            self._hist_host = cupyx.empty_pinned((BATCH,), dtype=np.float64)
-            c0, c1 = self._clock[0], self._clock[1]
-            self._clock_pair = ((c0, c1, self._hist_dev), (c1, c0, self._hist_dev))
-        count = min(int(count), BATCH)
-        if t_end is not None and self._last_dt:
-            # towards an end time, no more steps than it takes at the last step's size (and a
-            # few): the steps queued after landing apply Δt = 0 but cost a full pass each
-            count = min(count, max(1, math.ceil(1.1 * (t_end - t) / self._last_dt) + 1))
-        stream = cp.cuda.get_current_stream()
-        self._start[:] = (t, 0.0, 0.0, 0.0 if t_end is None else t_end, float(t_end is not None))
-        self._clock[0].set(self._start, stream=stream)
+            self._clock = DeviceClock(cp, BATCH)
+        clk = self._clock
+        count = clk.arm(count, t, t_end)
         inf = np.float64(np.inf)
         i = 0
-        if self.variant == "strip" and self._graphs is not False and count >= GRAPH_STEPS:
+        if self.variant == "strip" and count >= GRAPH_STEPS:
             while i < count and not (self.valid and i % 2 == 0):
-                self._advance(self._queue_step(inf, self._clock_args(i)))
+                self._advance(self._queue_step(inf, clk.args(i)))
                 i += 1
+            stream = cp.cuda.get_current_stream()
             while count - i >= GRAPH_STEPS:
                 graph = self._graph()
                 if graph is None:
@@ -232,19 +221,9 @@ class GridFused(SchemeBase):
                 graph.launch(stream)
                 i += GRAPH_STEPS
         while i < count:
-            self._advance(self._queue_step(inf, self._clock_args(i)))
+            self._advance(self._queue_step(inf, clk.args(i)))
             i += 1
-        hist = self._hist_host[:count]
-        self._hist_dev[:count].get(out=hist, stream=stream)
-        stream.synchronize()
-        whole = hist[hist > 0]
-        if whole.size:
-            self._last_dt = float(whole.max())
-        return clock.replay(t, t_end, hist)
-
-    def _clock_args(self, i: int) -> tuple:
-        """The clock arguments of the i-th step of a batch (double-buffered by parity)."""
-        return self._clock_pair[i % 2]
+        return clk.finish(count, t, t_end)
 
     def _config(self) -> tuple:
         """What a captured graph depends on: the buffers in their roles and the slot in use."""
@@ -257,35 +236,23 @@ class GridFused(SchemeBase):
         first use; GRAPH_STEPS is a multiple of the period of the buffer and slot rotation, so
         the configuration after the graph is the one before). None where capture fails (then
         the steps are launched one by one, the same arithmetic)."""
-        cp = self.cp
-        if self._graphs is None or len(self._graphs) > 24:  # (buffers replaced many times)
-            self._graphs = {}
+        if self._graphs is None:
+            self._graphs = GraphCache(self.cp, GRAPH_STEPS)
         key = self._config()
-        got = self._graphs.get(key)
-        if got is not None:
-            return got
-        state, spare, cur = dict(self.sim.state), list(self.spare), self.cur
-        capture = cp.cuda.Stream(non_blocking=True)
+        saved = (dict(self.sim.state), list(self.spare), self.cur)
         inf = np.float64(np.inf)
-        try:
-            with capture:
-                capture.begin_capture()
-                try:
-                    for k in range(GRAPH_STEPS):
-                        self._advance(self._queue_step(inf, self._clock_args(k)))
-                finally:
-                    graph = capture.end_capture()
+
+        def queue(n):
+            for k in range(n):
+                self._advance(self._queue_step(inf, self._clock.args(k)))
             if self._config() != key:
                 raise RuntimeError("the buffers did not come back to their roles")
-            graph.upload(capture)
-            capture.synchronize()
-        except Exception as e:  # noqa: BLE001  (no graphs: launches, the same arithmetic)
-            self._graphs = False
-            self.graph_error = f"{type(e).__name__}: {e}"
-            self.sim.state.update(state)
-            self.spare[:], self.cur = spare, cur
-            return None
-        self._graphs[key] = graph
+
+        def restore():
+            self.sim.state.update(saved[0])
+            self.spare[:], self.cur = saved[1], saved[2]
+
+        graph = self._graphs.get(key, queue, restore)
+        self.graph_error = self._graphs.failed
         return graph
 
-    _last_dt = 0.0

@@ -7,8 +7,8 @@ cell_update, which reads Δt = min(reduced minimum, limit) on the device, arms t
 the double-buffered minimum for the next step and clears the atomic accumulators (no memsets);
 all queued back to back, then the one scalar Δt comes to the host through a pinned buffer (the
 base class needs it for t): one host wait per step. `run` queues a batch of steps with the clock
-kept on the device (kernels/batch_clock.cu, the landing rule of core's clock.cuh): one host wait
-per batch.
+kept on the device (core's DeviceClock and kernels/clock_slot.cu), replayed as CUDA graphs: one
+host wait per batch.
 All kernels of a file are compiled together once per dtype (one NVRTC call, cached).
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core import clock
+from ...core.backend import CORE_KERNELS
+from ...core.device_clock import DeviceClock, GraphCache
 from ...core.backend import load_kernels
 from ...core.scheme import SchemeBase
 from .tables import cell_tables
@@ -27,6 +28,8 @@ RIEMANN = Path(__file__).resolve().parents[1] / "kernels"  # riemann.cuh
 SCHEME_TAG = {"roe": "roe", "ir-roe": "irroe", "pvm-ifcp": "pvm"}
 BLOCK_EDGE = 128
 BLOCK_CELL = 128
+CLOCK_CU = CORE_KERNELS / "clock_slot.cu"  # the device clock between reduction and update
+GRAPH_STEPS = 32  # clocked steps of one CUDA graph (even: the Δt slots alternate)
 
 
 def auto_assembly(layers: int, scheme: str) -> str:
@@ -103,33 +106,58 @@ class TriFused(SchemeBase):
         self.grid_c = ((m + BLOCK_CELL - 1) // BLOCK_CELL,)
 
     def run(self, count, t, t_end):
-        """Up to BATCH of `count` steps queued back to back with no host round trip:
-        kernels/batch_clock.cu clamps each Δt to t_end and keeps the clock on the device (the
-        landing rule of core's clock.cuh; steps after landing apply Δt = 0); the host then walks
-        the same clock with core.clock over the Δt's the device used. One host wait per batch."""
+        """Up to BATCH of `count` steps queued back to back with no host round trip: core's
+        DeviceClock (kernels/clock_slot.cu between the Δt reduction and the update, the protocol
+        of core's clock.cuh: Δt clamped to t_end, 0 once landed, recorded), then the host walks
+        the same clock with core.clock over the recorded steps. Whole groups of GRAPH_STEPS steps
+        replay as CUDA graphs (one launch each). One host wait per batch."""
         cp = self.cp
-        W, H, cfl = self.sim.W, self.sim.state["H"], self.sim.params["cfl"]
         if self._clock is None:
-            self.k_clock = load_kernels(KERNELS / "batch_clock.cu", str(np.dtype(self.real)),
-                                        ["batch_clock"], options=("--fmad=false",))["batch_clock"]
-            self._clock = cp.zeros(2, dtype=np.float64)
-            self._hist_dev = cp.zeros(self.BATCH, dtype=np.float64)
-            import cupyx
-            self._hist_host = cupyx.empty_pinned((self.BATCH,), dtype=np.float64)
-        count = min(count, self.BATCH)
-        self._clock[0] = t
-        self._clock[1] = 0.0
-        end, has_end = (np.float64(t_end), np.int32(1)) if t_end is not None else \
-            (np.float64(0.0), np.int32(0))
-        for i in range(count):
-            cur = self._queue_fluxes(W, H, cfl)
-            self.k_clock((1,), (1,), (cur, self._clock, self._hist_dev, np.int32(i), end,
-                                      has_end))
-            self._queue_update(W, np.inf)
-        self._hist_dev[:count].get(out=self._hist_host[:count])
-        return clock.replay(t, t_end, self._hist_host[:count])
+            self.k_clock = load_kernels(CLOCK_CU, str(np.dtype(self.real)), ["clock_slot"],
+                                        options=("--fmad=false",))["clock_slot"]
+            self._clock = DeviceClock(cp, self.BATCH)
+            self._graphs = GraphCache(cp, GRAPH_STEPS)
+        clk = self._clock
+        count = clk.arm(count, t, t_end)
+        i = 0
+        if self._cur != 0:  # graphs start on slot 0 (the slots alternate by step)
+            self._queue_clocked(i)
+            i += 1
+        stream = cp.cuda.get_current_stream()
+        while count - i >= GRAPH_STEPS and i % 2 == 0:
+            graph = self._graph()
+            if graph is None:
+                break
+            graph.launch(stream)
+            i += GRAPH_STEPS
+        while i < count:
+            self._queue_clocked(i)
+            i += 1
+        return clk.finish(count, t, t_end)
 
     _clock = None
+    _graphs = None
+
+    def _queue_clocked(self, i: int) -> None:
+        W = self.sim.W
+        cur = self._queue_fluxes(W, self.sim.state["H"], self.sim.params["cfl"])
+        self.k_clock((1,), (1,), (cur, *self._clock.args(i)))
+        self._queue_update(W, np.inf)
+
+    def _graph(self):
+        """The CUDA graph of GRAPH_STEPS clocked steps on the current buffers and cfl (steps
+        start at slot 0 and at an even step index; GRAPH_STEPS is even, so both come back)."""
+        key = (int(self.sim.W.data.ptr), int(self.sim.state["H"].data.ptr),
+               float(self.sim.params["cfl"]), self._cur)
+
+        def queue(n):
+            for k in range(n):
+                self._queue_clocked(k)
+
+        def restore():
+            self._cur = key[3]
+
+        return self._graphs.get(key, queue, restore)
 
     def _queue_fluxes(self, W, H, cfl: float):
         cfl2 = self.real(2 * cfl)

@@ -16,10 +16,10 @@
 //              rounded on their own with __*mul_rn so that no FMA contraction breaks the symmetry),
 //              so sum_i A_i dn_i/dt is the logistic term alone up to the rounding of the sums.
 //   cx_update  dt = min(dt_user, theta / max lambda) (NaN lambda -> dt = 0, reported by the host
-//              as a non-finite step), clamped to `limit` and to t_end with the landing rule of
-//              core's clock.cuh; every thread computes the same dt from the same inputs; thread 0
-//              writes the clock (double-buffered: read clk_in, write clk_out), the step's dt into
-//              hist[k] and clears the other lambda slot for the next step. Then n += dt dn/dt,
+//              as a non-finite step), clamped to `limit`, then taken with the device-clock
+//              protocol of core's clock.cuh (clamped to t_end, 0 once landed); every thread
+//              computes the same dt from the same inputs; thread 0 writes the clock and the step
+//              and clears the other lambda slot for the next step. Then n += dt dn/dt,
 //              c += dt dc/dt in place (purely per vertex).
 #include "clock.cuh"
 #include "real.cuh"
@@ -145,27 +145,13 @@ __device__ __forceinline__ void cx_step(T* __restrict__ fn, T* __restrict__ fc,
                                         const T* __restrict__ lam_cur, T* __restrict__ lam_next,
                                         const double* __restrict__ clk_in,
                                         double* __restrict__ clk_out, double* __restrict__ hist,
-                                        const int k, const double dt_user, const double theta,
-                                        const double limit, const double t_end,
-                                        const int has_end, const bool first)
+                                        const double dt_user, const double theta,
+                                        const double limit, const bool first)
 {
     const double lam = (double)*lam_cur;
     double dt = lam > 0.0 ? fmin(dt_user, theta / lam) : (lam == 0.0 ? dt_user : 0.0);
-    dt = fmin(dt, limit);
-    const bool end = has_end != 0;
-    const double t = clk_in[0];
-    const bool done = end && clk_in[1] != 0.0;
-    double d = 0.0, t_new = t;
-    if (!done) {
-        d = clock_clamp(dt, t, t_end, end);
-        t_new = clock_after_step(t, d, t_end, end);
-    }
-    if (first) {
-        clk_out[0] = t_new;
-        clk_out[1] = (done || clock_landed(t_new, t_end, end)) ? 1.0 : 0.0;
-        hist[k] = d;
-        *lam_next = T(0);
-    }
+    const double d = clock_take(fmin(dt, limit), clk_in, clk_out, hist, first);
+    if (first) *lam_next = T(0);
     if (i < n && d > 0.0) {
         const T dtT = (T)d;
         fn[i] = fn[i] + dtT * rate_n[i];
@@ -173,37 +159,38 @@ __device__ __forceinline__ void cx_step(T* __restrict__ fn, T* __restrict__ fc,
     }
 }
 
+// One step of a solo run: clk_in, clk_out, hist of core's DeviceClock.args(k).
 template <typename T>
 __global__ void cx_update(T* __restrict__ fn, T* __restrict__ fc, const T* __restrict__ rate_n,
                           const T* __restrict__ rate_c, const int n,
                           const T* __restrict__ lam_cur, T* __restrict__ lam_next,
                           const double* __restrict__ clk_in, double* __restrict__ clk_out,
-                          double* __restrict__ hist, const int k, const double dt_user,
-                          const double theta, const double limit, const double t_end,
-                          const int has_end)
+                          double* __restrict__ hist, const double dt_user,
+                          const double theta, const double limit)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    cx_step(fn, fc, rate_n, rate_c, n, i, lam_cur, lam_next, clk_in, clk_out, hist, k, dt_user,
-            theta, limit, t_end, has_end, i == 0);
+    cx_step(fn, fc, rate_n, rate_c, n, i, lam_cur, lam_next, clk_in, clk_out, hist, dt_user,
+            theta, limit, i == 0);
 }
 
-// Ensembles: member m's clock clk[4m + 2cur .. +1] -> clk[4m + 2(1-cur) ..], its step into
-// hist[m * stride + k], its own dt_user[m]; inactive members (diverged) are left alone.
+// Ensembles: member m's clock records CLOCK_RECORD(clk, m, parity) (core's DeviceClock with
+// members), its steps in hist[m * stride ...], its own dt_user[m]; inactive members (diverged)
+// are left alone.
 template <typename T>
 __global__ void cx_update_batch(T* __restrict__ fn, T* __restrict__ fc,
                                 const T* __restrict__ rate_n, const T* __restrict__ rate_c,
                                 const int n, T* __restrict__ lam, const int cur,
                                 double* __restrict__ clk, double* __restrict__ hist,
-                                const int stride, const int k,
+                                const int stride, const int parity,
                                 const double* __restrict__ dt_user, const double theta,
-                                const double limit, const double t_end, const int has_end,
-                                const unsigned char* __restrict__ active)
+                                const double limit, const unsigned char* __restrict__ active)
 {
     const int m = blockIdx.y;
     if (!active[m]) return;
     const size_t off = (size_t)m * n;
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     cx_step(fn + off, fc + off, rate_n + off, rate_c + off, n, i, lam + 2 * m + cur,
-            lam + 2 * m + (1 - cur), clk + 4 * m + 2 * cur, clk + 4 * m + 2 * (1 - cur),
-            hist + (size_t)m * stride, k, dt_user[m], theta, limit, t_end, has_end, i == 0);
+            lam + 2 * m + (1 - cur), CLOCK_RECORD(clk, m, parity),
+            CLOCK_RECORD(clk, m, 1 - parity), hist + (size_t)m * stride, dt_user[m], theta,
+            limit, i == 0);
 }

@@ -18,19 +18,33 @@ pytestmark = pytest.mark.gpu
 SNAKE = Path(__file__).resolve().parents[3] / "resources" / "meshes" / "snake.ply"
 
 
-@pytest.mark.parametrize("model", ["chemotaxis", "gray-scott"])
-def test_fused_batched_run_lands_like_single_steps(model):
-    """The fused scheme's run (whole steps, then the shortened one that lands) gives the same
-    steps, times and fields, bit for bit, as the same scheme stepped one step at a time."""
-    kw = dict(backend="cupy", dtype="float64", kernel="fused", vertices=3000)
+@pytest.mark.parametrize("model, extra", [("chemotaxis", {}),
+                                          ("chemotaxis", {"scheme": "paper"}),
+                                          ("gray-scott", {})])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_fused_batched_run_lands_like_single_steps(model, extra, dtype):
+    """The fused scheme's run (whole steps replayed as CUDA graphs, core's GraphCache; the
+    positive scheme with core's DeviceClock, then the shortened one that lands) gives the same
+    steps, times and fields, bit for bit, as the same scheme stepped one step at a time, also
+    across a live parameter change and a replaced field."""
+    kw = dict(backend="cupy", dtype=dtype, kernel="fused", vertices=3000, **extra)
     batched, single = solvers.create(model, **kw), solvers.create(model, **kw)
     single.scheme = Stepwise(single.scheme)
     dt = single.dt
+    live = {"chemotaxis": "alpha", "gray-scott": "F"}[model]
     for sim in (batched, single):
         sim.step(5)
         sim.advance(70.3 * dt)
         sim.advance(170.8 * dt)
-    assert (batched.t, batched.steps) == (single.t, single.steps) == (170.8 * dt, 5 + 66 + 101)
+        sim.step(333)
+        sim.set_param(live, sim.params[live] * 1.01)
+        sim.step(200)
+        name = sim.settable_fields()[0]
+        sim.set_field(name, sim.fields()[name] * 0.99)
+        sim.advance(sim.t + 150.5 * dt)
+    assert batched.scheme._graphs.graphs, batched.scheme._graphs.failed
+    assert (batched.t, batched.steps) == (single.t, single.steps)
+    assert batched.steps >= 5 + 66 + 101 + 333 + 200 + 150
     for k, v in single.fields().items():
         np.testing.assert_array_equal(batched.fields()[k], v)
 

@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
     fclose(f);
     std::vector<T> N(fn.begin(), fn.end()), C(fc.begin(), fc.end()), A(area.begin(), area.end());
     std::vector<T> H(hw.begin(), hw.end()), rn(n), rc(n), lam(2, T(0));
-    std::vector<double> clk{p[7], 0.0, 0.0, 0.0}, hist(steps);
+    // the device clock's records (core/kernels/clock.cuh): {t, landed, i, t_end, has_end} x 2
+    std::vector<double> clk{p[7], 0.0, 0.0, p[8], (double)has_end, 0, 0, 0, 0, 0}, hist(steps);
     int cur = 0;
     blockDim.x = 1;
     for (int k = 0; k < steps; ++k) {
@@ -75,8 +76,8 @@ int main(int argc, char** argv) {
         for (int b = 0; b < n; ++b) {
             blockIdx.x = b; threadIdx.x = 0;
             cx_update<T>(N.data(), C.data(), rn.data(), rc.data(), n, &lam[cur], &lam[1 - cur],
-                         &clk[2 * cur], &clk[2 * (1 - cur)], hist.data(), k, p[5], p[6],
-                         INFINITY, p[8], has_end);
+                         &clk[5 * cur], &clk[5 * (1 - cur)], hist.data(), p[5], p[6],
+                         INFINITY);
         }
         cur = 1 - cur;
     }
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < n; ++i) { double v = C[i]; fwrite(&v, 8, 1, f); }
     for (int i = 0; i < n; ++i) { double v = rn[i]; fwrite(&v, 8, 1, f); }
     fwrite(hist.data(), 8, steps, f);
-    fwrite(&clk[2 * cur], 8, 2, f);
+    fwrite(&clk[5 * cur], 8, 2, f);
     fclose(f);
     return 0;
 }

@@ -105,8 +105,8 @@ def harness(tmp_path_factory):
         pytest.skip("g++ cannot build OpenMP programs here")
 
     def get(model, **params):
-        fused = solvers.core.registry.model_class(model).fused_scheme
         sim = solvers.create(model, backend="numpy", nx=64, **params)
+        fused = sim.schemes.entry(sim.params).fused
         cu, prefix, _ = fused.kernel_source(sim.params)
         key = prefix  # one build per kernel file (periodic or not is a kernel argument)
         if key not in cache:

@@ -398,46 +398,20 @@ __global__ void sw_cfl(const T* __restrict__ h, const T* __restrict__ qx,
 
 // Δt = min(k / z_max, dt_limit) with k = 2 δ dx dy (the host divides the same two numbers).
 //
-// Batched runs (GridFused.run) keep the clock on the device (core's clock.cuh), double-buffered
-// by step: clk_in = {t, landed, i, t_end, has_end} before this step (i: the step's index in the
-// batch), and every thread takes
-//   Δt = T(min(k / z_max, dt_limit, t_end − t))   (0 once landed),
-// the same value as the host's per-step path; the step's writer (thread 0 of block 0 of its last
-// launch, `writer`) stores the clock after the step in clk_out and the step taken (clock_clamp,
-// 0 once landed) in hist[i], which the host replays with core/clock.py. Everything a step reads
-// is in device memory, so a CUDA graph of steps can be replayed from any clock. clk_in ==
-// nullptr: the per-step path (the host keeps time).
+// Batched runs (GridFused.run) keep the clock on the device with the protocol of core's
+// clock.cuh (clk_in, clk_out, hist of DeviceClock.args(i)): every thread takes the same step
+// T(clock_take(min(k / z_max, dt_limit), ...)) (0 once landed), the step's writer (thread 0 of
+// block 0 of its last launch, `writer`) records it. clk_in == nullptr: the per-step path (the
+// host keeps time).
 template <typename T>
 __device__ __forceinline__ T step_size(const typename Bits<T>::type* slot, T k, double dt_limit,
                                        const double* clk_in = nullptr, double* clk_out = nullptr,
                                        double* hist = nullptr, bool writer = false)
 {
     const T dtc = div_rn(k, Bits<T>::val(*slot));
-    if (clk_in == nullptr) return T(fmin((double)dtc, dt_limit));
-    const double t = clk_in[0], t_end = clk_in[3];
-    const int i = (int)clk_in[2];
-    const bool end = clk_in[4] != 0.0;
-    if (writer) {
-        clk_out[2] = clk_in[2] + 1.0;
-        clk_out[3] = t_end;
-        clk_out[4] = clk_in[4];
-    }
-    if (clk_in[1] != 0.0) {  // landed: the remaining steps of the batch apply Δt = 0
-        if (writer) {
-            clk_out[0] = t;
-            clk_out[1] = 1.0;
-            hist[i] = 0.0;
-        }
-        return T(0);
-    }
-    if (writer) {
-        const double d = clock_clamp((double)dtc, t, t_end, end);
-        const double tn = clock_after_step(t, d, t_end, end);
-        clk_out[0] = tn;
-        clk_out[1] = clock_landed(tn, t_end, end) ? 1.0 : 0.0;
-        hist[i] = d;
-    }
-    return T(fmin((double)dtc, end ? fmin(dt_limit, t_end - t) : dt_limit));
+    const double dt = fmin((double)dtc, dt_limit);
+    if (clk_in == nullptr) return T(dt);
+    return T(clock_take(dt, clk_in, clk_out, hist, writer));
 }
 
 #define SW_CLOCK_ARGS const double* __restrict__ clk_in, double* clk_out, double* hist

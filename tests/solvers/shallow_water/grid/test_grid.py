@@ -243,7 +243,7 @@ def test_gpu_tuning_knobs_keep_the_results(order, tuning, rows, dtype):
 @pytest.mark.parametrize("order, variant", [(1, "strip"), (1, "cell"), (3, None)])
 def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
     """`GridFused.run` queues whole batches with the clock on the device (kernels/grid.cu
-    step_size, core's clock.cuh): the same t, step count and fields, bit for bit, as the host
+    step_size, core's DeviceClock and clock.cuh): the same t, step count and fields, bit for bit, as the host
     stepping one step at a time, also landing on an end time mid-batch, after a field was
     replaced, a snapshot taken and the live cfl changed, and across batches (BATCH steps at most;
     the strip variant as CUDA graphs of GRAPH_STEPS steps and single launches). The steps a batch queues after landing
@@ -263,7 +263,7 @@ def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
         sim.advance(3.1e-3)  # a fresh scheme queues a whole batch: ~BATCH steps after landing
         sim.step(BATCH + 13)
         if sim is a and variant == "strip":  # the strip variant replays CUDA graphs of steps
-            assert a.scheme._graphs, getattr(a.scheme, "graph_error", "no graph")
+            assert a.scheme._graphs.graphs, getattr(a.scheme, "graph_error", "no graph")
         sim.advance(sim.t + 7.31e-3)
         sim.set_field("hu", sim.fields()["hu"] * 0.5)
         sim.step(5)

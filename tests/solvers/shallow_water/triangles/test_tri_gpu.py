@@ -98,8 +98,10 @@ def test_fused_lake_at_rest_and_mass(scheme, dtype):
 ])  # not assembly=atomic: atomic float sums are not bit-reproducible from run to run anyway
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_batched_steps_equal_single_steps_bit_for_bit(model, kw, dtype):
-    """Batches run with the clock on the device (kernels/batch_clock.cu) give exactly the per-step
-    run: same t, same step count, same fields, also when landing on an end time mid-batch."""
+    """Batches run with the clock on the device (core's DeviceClock, kernels/clock_slot.cu,
+    replayed as CUDA graphs of GRAPH_STEPS steps) give exactly the per-step run: same t, same step
+    count, same fields, also when landing on an end time mid-batch, after a live cfl change (a
+    graph with the old cfl must not replay) and after a field was replaced."""
     a = solvers.create(model, backend="cupy", dtype=dtype, **kw)
     b = solvers.create(model, backend="cupy", dtype=dtype, **kw)
     b.scheme = Stepwise(b.scheme)  # no `run`: the base class steps it one step at a time
@@ -107,6 +109,12 @@ def test_batched_steps_equal_single_steps_bit_for_bit(model, kw, dtype):
         sim.step(70)
         sim.advance(sim.t + 37.3 * 1e-3)
         sim.step(5)
+        sim.set_param("cfl", 0.45)
+        sim.step(130)
+        name = next(iter(sim.settable_fields()))
+        sim.set_field(name, sim.fields()[name] * 1.01)
+        sim.step(67)
+    assert a.scheme._graphs.graphs, a.scheme._graphs.failed
     assert (a.t, a.steps) == (b.t, b.steps)
     for name, v in a.fields().items():
         np.testing.assert_array_equal(v, b.fields()[name], err_msg=name)
