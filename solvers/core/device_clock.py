@@ -83,10 +83,12 @@ class DeviceClock:
     def history(self, count: int, stream=None) -> np.ndarray:
         """The steps of the batch (members, count): one host wait."""
         stream = stream or self.cp.cuda.get_current_stream()
-        out = self._hist_host[:, :count]
-        self.hist[:, :count].get(out=out, stream=stream)
+        if self.members == 1:  # (a contiguous slice: only the steps taken travel)
+            self.hist[:, :count].get(out=self._hist_host[:, :count], stream=stream)
+        else:
+            self.hist.get(out=self._hist_host, stream=stream)
         stream.synchronize()
-        return out
+        return self._hist_host[:, :count]
 
     def finish(self, count: int, t: float, t_end: float | None, stream=None) -> tuple[int, float]:
         """Bring the history back and replay it (core/clock.py): (steps taken, new t)."""

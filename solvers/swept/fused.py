@@ -1,6 +1,8 @@
 """The CUDA scheme of heat-1d, ks-1d and euler-1d: the three GPU strategies of seed 003 (`method`).
 
-    classic        one kernel launch per tier, global memory (the paper's Classic);
+    classic        one kernel launch per tier, global memory (the paper's Classic); whole steps
+                   of a batched run replayed as CUDA graphs of CLASSIC_GRAPH steps (core's
+                   GraphCache), so the host's launch cost no longer sets the pace;
     classic-graph  the same kernels, captured once as a CUDA graph of `graph_steps` steps and
                    replayed (the fair modern rival: no Python and almost no launch cost per step);
     swept          the swept time-space decomposition (the paper's Shared variant): a block of
@@ -21,12 +23,14 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.backend import load_kernels
+from ..core.device_clock import GraphCache
 from ..core.errors import ParameterError
 from .reference import EulerScheme, HeatScheme, KSScheme, TieredScheme
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
 STAGES = ("classic", "up", "diamond", "down")
 GRAPH_STEPS = 256  # steps captured in one CUDA graph (classic-graph)
+CLASSIC_GRAPH = 32  # classic: whole steps replayed as graphs of this many (even: the ping-pong)
 
 
 _FINAL, _PREDICTOR = np.int32(0), np.int32(1)  # the tier flag of the classic kernels
@@ -91,6 +95,8 @@ class SweptFused(TieredScheme):
 
     def invalidate(self) -> None:
         self._args = (None, ())
+        if self._classic_graphs is not None:
+            self._classic_graphs.clear()
         super().invalidate()
 
     def classic(self, dt: float) -> None:
@@ -115,9 +121,26 @@ class SweptFused(TieredScheme):
             self._replay(count, dt)
 
     def _classic_run(self, count: int, dt: float) -> None:
-        """`count` whole classic steps of dt: the same launches as `classic`, one per tier, with
-        their argument tuples built once and the ping-pong's rows rebound once at the end (the
-        host's cost per step is the launch alone; the time is kept by the caller)."""
+        """`count` whole classic steps of dt: the same launches as `classic`, one per tier;
+        groups of CLASSIC_GRAPH steps replayed as CUDA graphs (core's GraphCache: the launch
+        arguments are stable), the rest in one tight loop with their argument tuples built once
+        and the ping-pong's rows rebound once at the end (the time is kept by the caller)."""
+        if count >= CLASSIC_GRAPH:
+            if self._classic_graphs is None:
+                self._classic_graphs = GraphCache(self.sim.xp, CLASSIC_GRAPH)
+            key = (int(self.sim.U.data.ptr), int(self.V.data.ptr), self._kernel_args(dt))
+            graph = self._classic_graphs.get(key, lambda n: self._classic_loop(n, dt),
+                                             lambda: None)
+            if graph is not None:
+                stream = self.sim.xp.cuda.get_current_stream()
+                for _ in range(count // CLASSIC_GRAPH):
+                    graph.launch(stream)
+                count %= CLASSIC_GRAPH
+        self._classic_loop(count, dt)
+
+    _classic_graphs = None
+
+    def _classic_loop(self, count: int, dt: float) -> None:
         sim = self.sim
         U, V, k, args = sim.U, self.V, self._k["classic"], self._kernel_args(dt)
         grid, block, N = self._launch

@@ -20,8 +20,8 @@ slot with the same correctly rounded division as the device.
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
 the defaults are production's.
 
-`run` (what `Simulation` uses) queues a batch of up to BATCH steps with no host round trip (the
-strip variant as CUDA graphs of GRAPH_STEPS steps, one launch each): the clock is kept on the
+`run` (what `Simulation` uses) queues a batch of up to BATCH steps with no host round trip (every
+variant as CUDA graphs of GRAPH_STEPS steps, one launch each): the clock is kept on the
 device by core's DeviceClock (kernels/grid.cu `step_size`, the protocol of core's clock.cuh: Δt
 clamped to the end time, 0 once landed, each step's Δt recorded), and the host replays the
 recorded steps with core/clock.py: one host wait per batch instead of one per step, with the same times and states
@@ -135,7 +135,8 @@ class GridFused(SchemeBase):
         cp.cuda.runtime.memsetAsync(self.slots.data.ptr, 0, self.slots.nbytes, stream.ptr)
         self.k["sw_cfl"](self._grid(BLOCK), BLOCK, (h, qx, qy, *self.cfl_args,
                                                     self.slot[self.cur]))
-        self.events[self.cur].record(stream)
+        if not stream.is_capturing():  # (dt() waits on it: the per-step path, never a graph)
+            self.events[self.cur].record(stream)
 
     NO_CLOCK = DeviceClock.NULL  # the kernels' clock arguments on the per-step path (null)
 
@@ -186,6 +187,7 @@ class GridFused(SchemeBase):
             self.valid = True
         self.spare.extend((state["h"], state["hu"], state["hv"]))
         state["h"], state["hu"], state["hv"] = out
+        self._queued += 1
 
     def step(self, t, dt_limit):
         limit = np.float64(np.inf if dt_limit is None else dt_limit)
@@ -201,7 +203,8 @@ class GridFused(SchemeBase):
         """Up to BATCH of `count` steps queued back to back, the clock on the device (core's
         DeviceClock, see the module docstring); one host wait. The strip variant replays CUDA
         graphs of GRAPH_STEPS steps (one launch each). Returns (steps taken, new t) as
-        core/clock.py walks them; NonFiniteStep where a step's Δt is not finite."""
+        core/clock.py walks them; NonFiniteStep where a step's Δt is not finite. Every variant
+        replays graphs (order 3: four launches a step, the launch-bound case at small sizes)."""
         cp = self.cp
         if self._clock is None:
             self._clock = DeviceClock(cp, BATCH)
@@ -209,8 +212,8 @@ class GridFused(SchemeBase):
         count = clk.arm(count, t, t_end)
         inf = np.float64(np.inf)
         i = 0
-        if self.variant == "strip" and count >= GRAPH_STEPS:
-            while i < count and not (self.valid and i % 2 == 0):
+        if count >= GRAPH_STEPS:
+            while i < count and not self._graph_ready(i):
                 self._advance(self._queue_step(inf, clk.args(i)))
                 i += 1
             stream = cp.cuda.get_current_stream()
@@ -224,6 +227,15 @@ class GridFused(SchemeBase):
             self._advance(self._queue_step(inf, clk.args(i)))
             i += 1
         return clk.finish(count, t, t_end)
+
+    def _graph_ready(self, i: int) -> bool:
+        """Whether a graph may start at step i of a batch: an even step (the clock records
+        alternate), the buffers in their steady rotation (a few steps queued since they were
+        made) and, for the strip variant, z_max of the current state folded into the last step."""
+        return (i % 2 == 0 and self._queued >= 4
+                and (self.valid or self.variant != "strip"))
+
+    _queued = 0
 
     def _config(self) -> tuple:
         """What a captured graph depends on: the buffers in their roles and the slot in use."""
