@@ -14,6 +14,9 @@ import numpy as np
 # the solver thread's pace (app/worker.py; the benchmarks' screen loop follows it too)
 MAX_FPS = 60.0         # frames produced per second at most (steps per frame sets the speed)
 AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
+# The GIL switch interval of the window's process (app/launch.py; the benchmarks' screen loop uses
+# it too): with the default 5 ms a thread that wants the GIL waits up to 5 ms behind the other
+SWITCH_INTERVAL = 0.0005
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,9 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from pdestudio import solvers
+from .frames import SWITCH_INTERVAL
 from .window import MainWindow
 
-# The solver thread runs Python between NumPy calls; with the default 5 ms GIL switch interval
-# the GUI thread, which needs the GIL many times per frame, waits in a convoy behind it.
-SWITCH_INTERVAL = 0.0005
 
 
 def _validate(model, scenario, params):

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import time
 
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import AUTO_FRAME_S, Mailbox, SimInfo
+from pdestudio.app.frames import AUTO_FRAME_S, SWITCH_INTERVAL, Mailbox, SimInfo
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
@@ -125,6 +126,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
     info = SimInfo.of(sim)
     box, stop, ready = Mailbox(), threading.Event(), threading.Event()
     state: dict = {"draw": [], "handover": [], "shown": 0, "gpu": []}
+    sys.setswitchinterval(SWITCH_INTERVAL)  # as the window's process (app/launch.py)
 
     def screen():
         try:
