@@ -80,6 +80,25 @@ STEP_PARAMS = (
 )
 
 
+
+def choose_dt(model: str, p, bound: float, formula: str, dx: float, lam_max: float) -> float:
+    """δt of a member: `dt`, or C·dx², or half the stability bound; refused above the bound."""
+    c_max = bound / dx**2
+    if p["dt"] is not None:
+        dt, name, val = p["dt"], "dt", p["dt"]
+    elif p["C"] is not None:
+        dt, name, val = p["C"] * dx**2, "C", p["C"]
+    else:
+        return 0.5 * bound
+    if dt > bound:
+        allowed = (f"dt <= {bound:.6g}" if name == "dt" else f"C <= {c_max:.6g}")
+        raise ParameterError(
+            f"{model}: parameter '{name}' = {val:g} gives δt = {dt:.6g} above the "
+            f"explicit-Euler stability bound {bound:.6g} = {formula} on this mesh "
+            f"(dx = {dx:.4g}, λ_max = {lam_max:.6g}); allowed: {allowed}")
+    return float(dt)
+
+
 class SurfaceRD(Simulation):
     """A subclass declares `species` (the two state names), its parameters and fields, its
     `initial_condition(mesh, params, rng)` (scenarios.py), its two schemes and
@@ -131,7 +150,6 @@ class SurfaceRD(Simulation):
         self.dt = self._choose_dt(formula)
 
     def _choose_dt(self, formula: str) -> float:
-        from .ensemble import choose_dt
         return choose_dt(self.model, self.params, self.dt_max, formula, self.dx,
                          self.ops.lambda_max)
 
