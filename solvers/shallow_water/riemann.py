@@ -68,13 +68,16 @@ def sgn(xp, x):
 
 
 def hh_split(xp, lam, lam_l, lam_r):
-    """(μ⁻, μ⁺) of the eigenvalue λ with the Harten–Hyman entropy fix: a transonic rarefaction,
+    """(μ⁻, μ⁺, e) of the eigenvalue λ with the Harten–Hyman entropy fix: a transonic rarefaction,
     λ_L < 0 < λ_R (λ_L, λ_R the eigenvalue at the left and right state), sends
-    λ_L (λ_R − λ)/(λ_R − λ_L) to the left and the rest to the right; otherwise μ⁻ = min(λ, 0)."""
+    λ_L (λ_R − λ)/(λ_R − λ_L) to the left and the rest to the right; otherwise μ⁻ = min(λ, 0).
+    e = μ⁻ − min(λ, 0) is the fix's correction: exactly 0 outside transonic rarefactions."""
     trans = (lam_l < 0) & (lam_r > 0)
     den = xp.where(trans, lam_r - lam_l, 1)
-    m = xp.where(trans, lam_l * (lam_r - lam) / den, xp.minimum(lam, 0))
-    return m, lam - m
+    base = xp.minimum(lam, 0)
+    e = xp.where(trans, lam_l * (lam_r - lam) / den - base, 0 * lam)
+    m = base + e
+    return m, lam - m, e
 
 
 def hh_fraction(xp, lam, lam_l, lam_r):
@@ -147,7 +150,7 @@ def _normal_states(xp, WL, WR, HL, HR, nx, ny, wall):
     return hL, qnL, qtL, HL, hR, qnR, qtR, HR
 
 
-def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0):
+def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0, deta=None):
     """The path-conservative Roe solver (seed 002 §4) in the edge-normal frame: segment paths and
     the closed-form eigenstructure of the one-layer Roe matrix (normal velocity ũ and tangential
     velocity ṽ the √h-weighted Roe averages, c̄² = g (h_L + h_R)/2; eigenvalues ũ − c̄, ũ, ũ + c̄).
@@ -157,9 +160,14 @@ def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0):
         D⁻ = Σ_k r_k (μ⁻_k α_k − χ_k s_k),        D⁺ = Σ_k r_k (μ⁺_k α_k − (1 − χ_k) s_k),
 
     μ^± the eigenvalues split by the Harten–Hyman entropy fix (hh_split) and χ_k = [λ_k < 0]
-    upwinding the bottom source. D⁻ + D⁺ = ΔF − g h̄ ΔH (the Roe property), and a lake at rest
-    (Δh = ΔH, q = 0) gives D^± = 0 exactly: well-balanced. smax = |ũ| + c̄. The schemes `roe` and
-    `ir-roe` of one layer are both this solver."""
+    upwinding the bottom source. D⁻ + D⁺ = ΔF − g h̄ ΔH (the Roe property). Well-balanced exactly,
+    also in float32 (issue 28): with β_k the strengths of (Δη, Δqn), Δη = Δh − ΔH, and
+    e_k = μ⁻_k − min(λ_k, 0) the entropy fix's correction, the bottom's terms cancel in closed form,
+        μ⁻_1 α_1 − χ_1 s_1 = μ⁻_1 β_1 + (χ_1 ũ² + e_1 (ũ + c̄)) ΔH/(2c̄)   (λ1 λ3 = ũ² − c̄²),
+    and likewise for the other three, which is how they are computed: a lake at rest (Δη = 0, q = 0,
+    so ũ = 0 and e = 0) gives D^± = 0 exactly in any precision, wherever PVM-IFCP's Δη is 0 too.
+    smax = |ũ| + c̄. The schemes `roe` and `ir-roe` of one layer are both this solver. `deta`: Δη
+    where the caller has it exactly (the grid's third order reconstructs η, and h = η + H rounds)."""
     hL, qnL, qtL, HL, hR, qnR, qtR, HR = _normal_states(xp, WL, WR, HL, HR, nx, ny, wall)
     sL, sR = xp.sqrt(hL), xp.sqrt(hR)
     rg = math.sqrt(g)
@@ -169,21 +177,22 @@ def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0):
     v = (qtL / sL + qtR / sR) * w
     c = xp.sqrt(0.5 * g * (hL + hR))
     dh, dqn, dqt, dH = hR - hL, qnR - qnL, qtR - qtL, HR - HL
+    deta = dh - dH if deta is None else deta
     inv2c = 0.5 / c
     l1, l3 = u - c, u + c
-    a1 = ((u + c) * dh - dqn) * inv2c
-    a3 = (dqn - (u - c) * dh) * inv2c
+    b1 = ((u + c) * deta - dqn) * inv2c   # strengths of (Δη, Δqn): a_1,3 less the bottom's part
+    b3 = (dqn - (u - c) * deta) * inv2c
     a2 = dqt - v * dh
-    s3 = 0.5 * c * dH                      # bottom jump on wave 3; on wave 1 it is −s3
     cL, cR = rg * sL, rg * sR
-    m1, p1 = hh_split(xp, l1, uL - cL, uR - cR)
-    m3, p3 = hh_split(xp, l3, uL + cL, uR + cR)
+    m1, p1, e1 = hh_split(xp, l1, uL - cL, uR - cR)
+    m3, p3, e3 = hh_split(xp, l3, uL + cL, uR + cR)
     chi1 = (l1 < 0).astype(hL.dtype)
     chi3 = (l3 < 0).astype(hL.dtype)
-    w1m = m1 * a1 + chi1 * s3
-    w3m = m3 * a3 - chi3 * s3
-    w1p = p1 * a1 + (1 - chi1) * s3
-    w3p = p3 * a3 - (1 - chi3) * s3
+    u2, k = u * u, dH * inv2c
+    w1m = m1 * b1 + (chi1 * u2 + e1 * (u + c)) * k
+    w3m = m3 * b3 - (chi3 * u2 + e3 * (u - c)) * k
+    w1p = p1 * b1 + ((1 - chi1) * u2 - e1 * (u + c)) * k
+    w3p = p3 * b3 - ((1 - chi3) * u2 - e3 * (u - c)) * k
     m2, p2 = xp.minimum(u, 0), xp.maximum(u, 0)
     Dm = (w1m + w3m, *unrotate(w1m * l1 + w3m * l3, (w1m + w3m) * v + m2 * a2, nx, ny))
     Dp = (w1p + w3p, *unrotate(w1p * l1 + w3p * l3, (w1p + w3p) * v + p2 * a2, nx, ny))

@@ -12,8 +12,9 @@ SPEC §4), each with classic, classic-graph and swept GPU kernels (`method`, fus
               (eq. (13)), on cells of width Δx = L/nx, two ghost cells each side: Dirichlet
               (the left and right states) or periodic (`boundary`). Two schemes (`scheme`,
               gas.py), both two tiers per step on a five-cell stencil: muscl-hllc (default;
-              MUSCL on (ρ, u, P) with the MC limiter, HLLC flux, SSP-RK2: second order on smooth
-              flow) and paper (the pressure-ratio limiter and Rusanov flux at the Roe average of
+              MUSCL on (ρ, u, P), third-order face values where smooth, superbee at jumps, LimO3
+              elsewhere; HLLC flux, SSP-RK2: ≥ second order on smooth flow, smooth extrema not
+              clipped) and paper (the pressure-ratio limiter and Rusanov flux at the Roe average of
               eqs. (15)–(21), whose extracted eq. (21) has a wrong sign; midpoint RK2). Scenarios
               Sod's tube (diaphragm at L/2) and a periodic entropy wave (the order test).
 
@@ -262,16 +263,17 @@ class KuramotoSivashinsky1D(SweptSimulation):
 class Euler1D(SweptSimulation):
     model = "euler-1d"
     title = "Euler equations (1D, Sod tube)"
-    description = ("Compressible Euler equations, finite volumes: MUSCL (MC limiter on ρ, u, P) "
-                   "with an HLLC flux and SSP-RK2 (default), or the paper's pressure-ratio "
+    description = ("Compressible Euler equations, finite volumes: MUSCL on ρ, u, P (third order "
+                   "where smooth, superbee at jumps) with an HLLC flux and SSP-RK2 (default), or the paper's pressure-ratio "
                    "limiter with a Rusanov flux; Dirichlet or periodic ends; classic or swept GPU "
                    "kernels (seed 003).")
     parameters = (
         Param("nx", "int", 512, "Number of cells in the tube [0, L].", lo=4, hi=2**27),
         Param("L", "float", 1.0, "Length of the tube.", lo=0, lo_open=True),
         Param("scheme", "str", "muscl-hllc",
-              "Finite volumes: muscl-hllc (MUSCL on the primitive variables with the MC "
-              "limiter, HLLC flux, SSP-RK2: second order on smooth flow, sharp contacts) or "
+              "Finite volumes: muscl-hllc (MUSCL on the primitive variables: unlimited third-"
+              "order face values where smooth, superbee at jumps, LimO3 elsewhere; HLLC flux, "
+              "SSP-RK2: second order or better on smooth flow, sharp contacts) or "
               "paper (seed 003's pressure-ratio limiter, Rusanov flux at the Roe average, "
               "midpoint RK2: first order where the pressure is uniform; kept for the swept "
               "comparison).", choices=SCHEMES),

@@ -75,9 +75,11 @@ def pad_walls(h, qx, qy, H, w: int, xp):
 
 
 def edge_fluxes(L, R, normal, g, xp):
-    """(D⁻, D⁺, max |λ|) at edges with the axis normal from the cells L to R, each (h, qx, qy, H);
+    """(D⁻, D⁺, max |λ|) at edges with the axis normal from the cells L to R, each (h, qx, qy, H)
+    or (h, qx, qy, H, η) (then Δη = η_R − η_L exactly: a lake at rest stays at rest in float32);
     D^∓ in Cartesian components."""
-    return roe1(xp, L[:3], R[:3], L[3], R[3], *normal, None, g)
+    deta = R[4] - L[4] if len(L) > 4 else None
+    return roe1(xp, L[:3], R[:3], L[3], R[3], *normal, None, g, deta=deta)
 
 
 def cfl_dt(h, qx, qy, g, dx, dy, cfl, xp):
@@ -178,9 +180,9 @@ def rate_order3(h, qx, qy, H, g, dx, dy, xp, eps=None):
     P = [cweno3(a, eps, xp) for a in (hp - Hp, qxp, qyp, Hp)]   # cells with one ghost ring
 
     def states(sel, side):
-        """(h, qx, qy, H) at the two Gauss points of `side` of the cells `sel`."""
+        """(h, qx, qy, H, η) at the two Gauss points of `side` of the cells `sel`."""
         e, qx_, qy_, H_ = (_edge_points([c[sel] for c in p], side) for p in P)
-        return [(e[q] + H_[q], qx_[q], qy_[q], H_[q]) for q in (0, 1)]
+        return [(e[q] + H_[q], qx_[q], qy_[q], H_[q], e[q]) for q in (0, 1)]
 
     acc = []
     for lsel, rsel, ls, rs, normal in ((XL, XR, "E", "W", X_EDGE), (YL, YR, "N", "S", Y_EDGE)):
@@ -201,8 +203,10 @@ SSP3 = ((0.0, 1.0), (0.75, 0.25), (1.0 / 3.0, 2.0 / 3.0))
 
 
 def ssp_stage(a: float, b: float, u0, u, du):
-    """One Shu–Osher stage a·u0 + b·(u + Δt L(u)) (a = 0 for the first stage)."""
-    return u + du if a == 0.0 else a * u0 + b * (u + du)
+    """One Shu–Osher stage a·u0 + b·(u + Δt L(u)) (a = 0 for the first stage), written
+    u0 + b·((u + Δt L(u)) − u0) (a = 1 − b): a state that does not change stays bit for bit
+    (in float32, ¾u + ¼u need not be u, and a lake at rest would drift by an ulp a step)."""
+    return u + du if a == 0.0 else u0 + b * ((u + du) - u0)
 
 
 class GridReference(SchemeBase):

@@ -74,12 +74,16 @@ __device__ __forceinline__ T hh_split(T lam, T lamL, T lamR)
 // The one-layer path-conservative Roe solver (riemann.roe1) in the edge-normal frame, from L to R,
 // components (h, qn, qt): m = D^- (sent to the left cell) and p = D^+ (sent to the right cell);
 // returns the largest |lambda| = |u~| + c~. rL, rR = 1/sqrt(h) (a caller that solves several edges
-// of one cell computes them once), rg = sqrt(g). The square roots and divisions go through ONE
-// reciprocal square root per cell state, one reciprocal per edge (1/(sL + sR)) and one reciprocal
-// square root per edge (c, 1/(2c)).
+// of one cell computes them once), rg = sqrt(g), deta = the free-surface jump (hR - HR) - (hL - HL)
+// (the overload below takes dh - dH). The square roots and divisions go through ONE reciprocal
+// square root per cell state, one reciprocal per edge (1/(sL + sR)) and one reciprocal square
+// root per edge (c, 1/(2c)). Well-balanced exactly in any precision (issue 28): the wave
+// strengths b1, b3 are those of (deta, dqn), and the bottom's part of each wave is the closed form
+// (chi u^2 + e (u +- c)) dH / (2c), e = mu^- - min(lam, 0) the entropy fix's correction, so a lake
+// at rest (deta = 0, q = 0: u = 0, e = 0) gives m = p = 0 exactly.
 template <typename T>
 __device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T qtR, T HR, T rR,
-                                  T g, T rg, T m[3], T p[3])
+                                  T deta, T g, T rg, T m[3], T p[3])
 {
     const T sL = hL * rL, sR = hR * rR;          // sqrt(h)
     const T aL = qnL * rL, aR = qnR * rR;        // sqrt(h) u
@@ -92,18 +96,19 @@ __device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T
     const T uL = aL * rL, uR = aR * rR;
     const T dh = hR - hL, dqn = qnR - qnL, dqt = qtR - qtL, dH = HR - HL;
     const T l1 = u - c, l3 = u + c;
-    const T a1 = (l3 * dh - dqn) * inv2c;
-    const T a3 = (dqn - l1 * dh) * inv2c;
+    const T b1 = (l3 * deta - dqn) * inv2c;
+    const T b3 = (dqn - l1 * deta) * inv2c;
     const T a2 = dqt - v * dh;
-    const T s3 = T(0.5) * c * dH;
     const T cL = rg * sL, cR = rg * sR;
     const T m1 = hh_split(l1, uL - cL, uR - cR);
     const T m3 = hh_split(l3, uL + cL, uR + cR);
+    const T e1 = m1 - fmin(l1, T(0)), e3 = m3 - fmin(l3, T(0));  // 0 unless transonic
+    const T u2 = u * u, k = dH * inv2c;
     const bool neg1 = l1 < T(0), neg3 = l3 < T(0);
-    const T w1 = m1 * a1, w3 = m3 * a3;
-    const T w1m = neg1 ? w1 + s3 : w1, w3m = neg3 ? w3 - s3 : w3;
-    const T w1p = (l1 - m1) * a1 + (neg1 ? T(0) : s3);
-    const T w3p = (l3 - m3) * a3 - (neg3 ? T(0) : s3);
+    const T w1m = m1 * b1 + ((neg1 ? u2 : T(0)) + e1 * l3) * k;
+    const T w3m = m3 * b3 - ((neg3 ? u2 : T(0)) + e3 * l1) * k;
+    const T w1p = (l1 - m1) * b1 + ((neg1 ? T(0) : u2) - e1 * l3) * k;
+    const T w3p = (l3 - m3) * b3 - ((neg3 ? T(0) : u2) - e3 * l1) * k;
     m[0] = w1m + w3m;
     m[1] = w1m * l1 + w3m * l3;
     m[2] = m[0] * v + fmin(u, T(0)) * a2;
@@ -111,6 +116,15 @@ __device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T
     p[1] = w1p * l1 + w3p * l3;
     p[2] = p[0] * v + fmax(u, T(0)) * a2;
     return fabs(u) + c;
+}
+
+// The same with deta = dh - dH (cell averages: a lake at rest has hR - hL == HR - HL exactly
+// wherever PVM-IFCP's V = dh - dH is 0).
+template <typename T>
+__device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T qtR, T HR, T rR,
+                                  T g, T rg, T m[3], T p[3])
+{
+    return roe1(hL, qnL, qtL, HL, rL, hR, qnR, qtR, HR, rR, (hR - hL) - (HR - HL), g, rg, m, p);
 }
 
 // One layer. SCH 0 (roe) and 1 (ir-roe) are both the Roe solver roe1; 2 is PVM-IFCP.

@@ -131,11 +131,12 @@ def test_gpu_methods_match_float64_reference(model, kw, method, dtype, tol):
     on a grid that is not a multiple of the block (a partial last block)."""
     n, W = (4096 if method == "swept" else 4099), 128
     k = 600 if model == "heat-1d" else 300  # graph replays / swept cycles plus a remainder
-    paper = model == "euler-1d" and kw["scheme"] == "paper"
+    paper = model == "euler-1d" and (kw["scheme"] == "paper" or dtype == "float32")
     if paper:
         # The pressure-ratio limiter amplifies round-off (a flip of min(P_r, 1) near pressure
-        # extrema): compare a short run, still with 5 swept cycles and 5 graph replays. The
-        # MC limiter and HLLC do not (1e-15 perturbations stay 1e-14 over 300 steps, NumPy).
+        # extrema), and so do muscl-hllc's switches between its face values in float32 (NumPy
+        # float32 against float64 on this random state: 5e-7 after 20 steps, 1e-4 after 300):
+        # compare a short run, still with 5 swept cycles and 5 graph replays.
         W, k = 32, 20
     sim = solvers.create(model, backend="cupy", dtype=dtype, method=method, block=W, nx=n, **kw)
     if paper:  # graphs of 4 steps: 5 replays in 20 steps

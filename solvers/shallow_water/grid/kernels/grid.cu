@@ -202,7 +202,8 @@ SWD void edge_both(const Poly<T> L[4], const Poly<T> R[4], T g, T rg, T m[3], T 
         const T hL = le[q] + lH[q], hR = re[q] + rH[q];
         T mm[3], pp[3];
         roe1(hL, YDIR ? ly[q] : lx[q], YDIR ? lx[q] : ly[q], lH[q], rsqrt_(hL),
-                 hR, YDIR ? ry[q] : rx[q], YDIR ? rx[q] : ry[q], rH[q], rsqrt_(hR), g, rg, mm, pp);
+             hR, YDIR ? ry[q] : rx[q], YDIR ? rx[q] : ry[q], rH[q], rsqrt_(hR),
+             re[q] - le[q], g, rg, mm, pp);  // deta from P_eta: exact (reference.edge_fluxes)
 #pragma unroll
         for (int k = 0; k < 3; ++k) { m[k] += mm[k]; p[k] += pp[k]; }
     }
@@ -587,8 +588,10 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
     if (a == T(0)) {
         ho[k] = nh; qxo[k] = nqx; qyo[k] = nqy;
     } else {
-        ho[k] = a * h0[k] + b * nh;
-        qxo[k] = a * qx0[k] + b * nqx;
-        qyo[k] = a * qy0[k] + b * nqy;
+        // a u0 + b v as u0 + b (v - u0) (a = 1 - b): an unchanged state stays bit for bit (a
+        // lake at rest in float32; grid/reference.ssp_stage)
+        ho[k] = h0[k] + b * (nh - h0[k]);
+        qxo[k] = qx0[k] + b * (nqx - qx0[k]);
+        qyo[k] = qy0[k] + b * (nqy - qy0[k]);
     }
 }
