@@ -9,7 +9,7 @@ update, obtuse angles split by unfolding, and edge updates, solved by Jacobi swe
 vertices the previous sweep lowered, inside the edge graph's ball of twice the radius (tests:
 exact on a plane, within 0.5 % on a sphere, and the painted set within ±2 % of the radius of the
 exact polyhedral distances on a torus's inner equator and on a saddle, issue 28). Cell fields
-use the cells' centroids and the dual graph of cells sharing an edge. The search is cached per mesh and centre.
+use the cells' centroids and the dual graph of cells sharing an edge.
 
 The change itself happens on the simulation's backend (on the GPU a device scatter into the
 state array at the painted indices; the field is never copied to the host), in the state's own
