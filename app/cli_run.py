@@ -130,6 +130,8 @@ def _run(a) -> int:
     why = f" ({sim.backend_reason})" if a.backend == "auto" else ""
     log.info("%s/%s: backend %s%s, %s, kernel %s", sim.model, sim.scenario_name, sim.backend,
              why, sim.dtype, sim.kernel)
+    for note in sim.notes():
+        log.info("%s: %s", sim.model, note)
     from . import initial_conditions
     for spec in a.init or []:
         initial_conditions.apply(sim, spec)

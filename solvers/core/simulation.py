@@ -240,6 +240,11 @@ class Simulation:
     def work(self) -> tuple[int, float]:
         raise NotImplementedError(f"{type(self).__name__}.work")
 
+    def notes(self) -> list[str]:
+        """What the user should know about how this run is carried out (e.g. a tolerance raised
+        to what the dtype resolves); printed by `pdestudio run`."""
+        return []
+
     def divergence_advice(self) -> str | None:
         """The advice a SimulationDiverged of this simulation gives (None: the generic one)."""
         return None

@@ -300,7 +300,7 @@ class FusedRKM(SchemeBase):
         ctl[C_TAU] = tau
         ctl[C_TRY] = tau if limit is None else min(tau, limit)
         ctl[C_TEND] = 0.0 if t_end is None else t_end
-        ctl[C_EPS] = self.sim.params["tolerance"]
+        ctl[C_EPS] = self.sim.controller.tolerance  # the parameter or its round-off floor
         cti = np.zeros(16, dtype=np.int32)
         cti[I_ACTIVE] = 1
         cti[I_TARGET] = count

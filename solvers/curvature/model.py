@@ -29,6 +29,11 @@ from .imex_fused import FusedIMEX
 from .reference import (RKMReference, mean_curvature_field, neumann_fill, step_controller,
                         surface_area, willmore_energy)
 
+# The error estimates of RKM and of the IMEX step doubling carry round-off up to about
+# 0.8 x machine epsilon x max|phi| (float32, measured on eoc-exact and sine-rings, 64² to 256²:
+# docs/VALIDATION.md, issue 28); below about 2.5 x that the controller shrinks τ step after step.
+ROUNDOFF_FLOOR = 16
+
 PARAMETERS = (
     Param("nx", "int", 128, "Cells along x (nodes = nx + 1). The scheme needs at least 4.",
           lo=4, hi=16384),
@@ -45,7 +50,9 @@ PARAMETERS = (
           choices=("rkm", "imex")),
     Param("tolerance", "float", 1e-6, "Tolerance ε on the estimated local error of a step "
           "(rkm: max|0.2k1 − 0.9k3 + 0.8k4 − 0.1k5|/3; imex: max|φ(two half steps) − φ(one "
-          "step)|/7, stiff components filtered).", lo=0, lo_open=True, live=True),
+          "step)|/7, stiff components filtered). A tolerance below the round-off of these estimates "
+          "(16 × machine epsilon × max|φ|: about 2e-6 × max|φ| in float32) is raised to it, "
+          "and the run says so.", lo=0, lo_open=True, live=True),
     Param("dt", "float", None, "Initial step τ (then adapted); empty = chosen from the grid "
           "spacing.", unit="s", lo=0, lo_open=True, nullable=True),
     Param("boundary", "str", "neumann", "Boundary condition: neumann (∂νφ = 0, ∂νw = 0: "
@@ -117,6 +124,7 @@ class CurvatureFlow(Simulation):
         self.state["phi"] = scenarios.initial_phi(x, y, self.exact, self.neumann, self.xp,
                                                   self.dtype)
         self.controller = step_controller(self)
+        self.controller.tolerance = self.tolerance_in_use()
 
     # ---- the adaptive step ----------------------------------------------------------------
     @property
@@ -130,7 +138,29 @@ class CurvatureFlow(Simulation):
         return self.controller.rejected
 
     def _params_changed(self) -> None:
-        self.controller.tolerance = float(self.params["tolerance"])  # live; τ is kept
+        self.controller.tolerance = self.tolerance_in_use()  # live; τ is kept
+
+    def tolerance_floor(self) -> float:
+        """The smallest tolerance the error estimates resolve in this dtype: ROUNDOFF_FLOOR ×
+        machine epsilon × max|φ| (max|φ| of the state when the run was set up, the tolerance
+        changed, φ was set or a state restored)."""
+        amp = float(self.xp.abs(self.state["phi"]).max())
+        return ROUNDOFF_FLOOR * float(np.finfo(np.dtype(self.dtype)).eps) * amp
+
+    def tolerance_in_use(self) -> float:
+        """The tolerance ε the step controllers (every integrator, both backends) use: the
+        parameter, raised to `tolerance_floor()` where it lies below (issue 28: float32 with
+        ε = 1e-7 took steps ever smaller and never reached its end time)."""
+        return max(float(self.params["tolerance"]), self.tolerance_floor())
+
+    def notes(self) -> list[str]:
+        tol, used = float(self.params["tolerance"]), self.controller.tolerance
+        if used <= tol:
+            return []
+        return [f"tolerance {tol:g} is below what {self.dtype} resolves for this solution (the "
+                f"round-off of the error estimate, about {ROUNDOFF_FLOOR} x machine epsilon x "
+                f"max|phi|); the steps are controlled with tolerance {used:.3g}"
+                + (" (use dtype=float64 for a smaller one)" if self.dtype == "float32" else "")]
 
     def _aux_state(self) -> dict:
         return {"tau": self.controller.tau}
@@ -138,6 +168,7 @@ class CurvatureFlow(Simulation):
     def _set_aux_state(self, aux: dict) -> None:
         if "tau" in aux:
             self.controller.tau = float(aux["tau"])
+        self.controller.tolerance = self.tolerance_in_use()
 
     def divergence_advice(self) -> str:
         """What helps when a curvature flow blows up (reducing `dt` cannot: it is only the first
@@ -161,10 +192,10 @@ class CurvatureFlow(Simulation):
                         f"remainder limits the step, and the error estimate accepted an unstable "
                         f"one at tolerance {tol:g}: lower the tolerance (e.g. {tol / 100:g}), or "
                         f"use integrator=rkm.")
-        if self.dtype == "float32":
-            tips.append("In float32 a tolerance near the round-off of the error estimate "
-                        "(≈ 1e-7 to 1e-6 × max|φ|) rejects step after step: raise it or use "
-                        "float64.")
+        if self.controller.tolerance > tol:
+            tips.append(f"In {self.dtype} the tolerance cannot go below the round-off of the "
+                        f"error estimate ({self.controller.tolerance:.3g} here): use float64 "
+                        f"for a tighter step control.")
         return " ".join(tips)
 
     # ---- fields --------------------------------------------------------------------------
@@ -177,6 +208,7 @@ class CurvatureFlow(Simulation):
         if self.neumann:
             neumann_fill(a)
         super()._set_field(name, a)
+        self.controller.tolerance = self.tolerance_in_use()
 
     def exact_phi(self, t: float | None = None):
         """Host copy of the exact solution ζ(t) (eoc-exact; None for other scenarios)."""
