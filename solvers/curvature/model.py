@@ -108,7 +108,8 @@ class CurvatureFlow(Simulation):
     schemes = SchemeTable("integrator", {
         "rkm": SchemeEntry(RKMReference, FusedRKM, ({}, {"scenario": "eoc-exact"})),
         "imex": SchemeEntry(IMEXReference, FusedIMEX, ({}, {"scenario": "eoc-exact"}))})
-    check_params = {"nx": 37, "ny": 29}
+    # (a tolerance above float32's round-off floor: both real types then control the same ε)
+    check_params = {"nx": 37, "ny": 29, "tolerance": 1e-4}
 
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -163,12 +164,15 @@ class CurvatureFlow(Simulation):
                 + (" (use dtype=float64 for a smaller one)" if self.dtype == "float32" else "")]
 
     def _aux_state(self) -> dict:
-        return {"tau": self.controller.tau}
+        # the tolerance in use travels too: recomputed from a later state, its round-off floor
+        # would differ, and a restored run would not continue bit for bit
+        return {"tau": self.controller.tau, "tolerance": self.controller.tolerance}
 
     def _set_aux_state(self, aux: dict) -> None:
         if "tau" in aux:
             self.controller.tau = float(aux["tau"])
-        self.controller.tolerance = self.tolerance_in_use()
+        self.controller.tolerance = (float(aux["tolerance"]) if "tolerance" in aux
+                                     else self.tolerance_in_use())
 
     def divergence_advice(self) -> str:
         """What helps when a curvature flow blows up (reducing `dt` cannot: it is only the first

@@ -22,9 +22,7 @@ STEPS = 3
 TOL = {"float64": 1e-12, "float32": 2e-5}
 TOL_MODEL = {"mean-curvature": {"float64": 1e-9, "float32": 1e-3},
              "willmore": {"float64": 1e-9}}
-SKIP = {("willmore", "float32"): "the paper got no usable Willmore result in single precision",
-        ("mean-curvature", "imex", "float32"): "float32's error estimate cannot resolve the "
-        "default tolerance 1e-7: the adaptive IMEX step differs from float64's after one step"}
+SKIP = {("willmore", "float32"): "the paper got no usable Willmore result in single precision"}
 
 
 def _cases():
