@@ -265,7 +265,7 @@ def paint(sim, field: str, center, radius, value, mode: str = "set") -> int:
         if low < fi.lo or (fi.lo_open and low <= fi.lo):
             rel = ">" if fi.lo_open else ">="
             raise ParameterError(f"{sim.model}: painting gives field '{field}' the value "
-                                 f"{low:g}; allowed: values {rel} {fi.lo:g}")
+                                 f"{low:g}; allowed: {field} {rel} {fi.lo:g}")
     if type(sim)._check_field is not _base_check(sim):
         host = np.array(sim.fields()[field], dtype=np.float64).reshape(-1)
         host[ext] = (host[ext] + value) if mode == "add" else value

@@ -35,6 +35,28 @@ from .scheme import SchemeEntry, SchemeTable
 from .values import real_array
 
 CHECKPOINT_VERSION = checkpoint.VERSION
+# A closed lower bound (lo, e.g. a density >= 0) tolerates undershoots of round-off size, at most
+# BOUND_SLACK x max(1, |lo|); an open one (a depth, a pressure > 0) none.
+BOUND_SLACK = 1e-9
+
+
+class BoundViolated(SimulationDiverged):
+    """A step took a field below its physical lower bound (a density < 0, a pressure <= 0), the
+    first sign of a divergence, long before any value is non-finite. The state from before that
+    step, where every bound holds, is kept."""
+
+    def __init__(self, model: str, t: float, step: int, field: str, low: float, lo: float,
+                 lo_open: bool, advice: str | None = None):
+        super().__init__(model, t, step, field, advice)
+        self.low, self.lo, self.lo_open = low, lo, lo_open
+        rel = ">" if lo_open else ">="
+        self.args = (f"{model}: field '{field}' fell to {low:.6g} in step {step + 1} (from t = "
+                     f"{t:.6g}), below its bound ({field} {rel} {lo:g}); the state from before "
+                     f"that step (step {step}, t = {t:.6g}), where every bound holds, is kept. "
+                     + self.advice,)
+
+    def __str__(self) -> str:
+        return self.args[0]
 
 
 @dataclass(frozen=True)
@@ -49,6 +71,9 @@ class FieldInfo:
     settable: bool = True
     lo: float | None = None  # values must be >= lo (or > lo if lo_open), e.g. a depth
     lo_open: bool = False
+    # while stepping, how far below lo a field may go before the run stops (a scheme that is not
+    # positivity-preserving may undershoot a little and stay bounded); 0: not at all
+    undershoot: float = 0.0
 
     def describe(self, name: str) -> dict:
         return {"name": name, "location": self.location, "unit": self.unit, "help": self.help,
@@ -250,6 +275,9 @@ class Simulation:
         return None
 
     def _diverged(self, field: str) -> SimulationDiverged:
+        v = getattr(self, "_violation", None)
+        if v is not None and v[0] == field:
+            return BoundViolated(self.model, self.t, self.steps, *v, self.divergence_advice())
         return SimulationDiverged(self.model, self.t, self.steps, field, self.divergence_advice())
 
     def _check_field(self, name: str, values: np.ndarray) -> None:
@@ -351,16 +379,40 @@ class Simulation:
         raise self._diverged(self._worst_field() or "?")
 
     def _first_nonfinite(self) -> str | None:
+        """The first state field that is not finite, or that broke a lower bound (`_bounded`):
+        one reduction per field and per bound, one host sync for all. A bound's finding is kept
+        in `_violation` for `_diverged`."""
         xp = self.xp
         names = list(self.state)
+        self._violation = None
         if not names:
             return None
-        flags = xp.stack([xp.isfinite(self.state[k]).all() for k in names])
-        flags = self._be.asnumpy(flags)  # one sync for all fields
-        for name, ok in zip(names, flags):
+        with np.errstate(all="ignore"):  # a derived bound of a broken state (P from ρ = 0)
+            bounds = self._bounded()
+            checks = [xp.isfinite(self.state[k]).all().astype(xp.float64) for k in names]
+            checks += [a.min().astype(xp.float64) for _, a, _, _ in bounds]
+        vals = self._be.asnumpy(xp.stack(checks))  # one sync for all fields
+        for name, ok in zip(names, vals):
             if not ok:
                 return name
+        for (name, _, lo, lo_open), low in zip(bounds, vals[len(names):]):
+            if low < lo - (0.0 if lo_open else BOUND_SLACK * max(1.0, abs(lo))) or (
+                    lo_open and low <= lo):
+                self._violation = (name, float(low), lo, lo_open)
+                return name
         return None
+
+    def _bounded(self) -> list:
+        """(name, array, lo, lo_open) of what must stay above a bound while stepping: each state
+        field whose FieldInfo declares `lo`, and what the model adds (`_derived_bounds`, e.g. the
+        pressure of a gas)."""
+        out = [(k, v, fi.lo - fi.undershoot, fi.lo_open) for k, v in self.state.items()
+               if (fi := self.field_infos.get(k)) is not None and fi.lo is not None]
+        return out + self._derived_bounds()
+
+    def _derived_bounds(self) -> list:
+        """(name, xp array, lo, lo_open) of derived quantities with a physical lower bound."""
+        return []
 
     def _worst_field(self) -> str:
         return self._first_nonfinite() or next(iter(self.state), "?")
@@ -462,13 +514,13 @@ class Simulation:
                                  "settable fields: " + ", ".join(self.settable_fields()))
         arr = real_array(values, self.field_shape(name), f"{self.model}: field '{name}'",
                          self.dtype)
+        self._check_field(name, arr)  # first: the model's own words for its bounds
         if fi.lo is not None:
             low = arr.min()
             if low < fi.lo or (fi.lo_open and low <= fi.lo):
                 rel = ">" if fi.lo_open else ">="
                 raise ParameterError(f"{self.model}: field '{name}' has minimum {low:g}; "
                                      f"allowed: values {rel} {fi.lo:g}")
-        self._check_field(name, arr)
         self._set_field(name, arr)
 
     def _set_field(self, name: str, arr: np.ndarray) -> None:

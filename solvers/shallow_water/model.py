@@ -289,7 +289,8 @@ class ShallowWater(_ShallowWaterBase):
                  "level: stays at rest to round-off (well-balanced); grid or triangles. " + SCALED),
     )
     field_infos = {
-        "h": FieldInfo("cell", "m", "water depth h = η + H (> 0: dry cells are out of scope)"),
+        "h": FieldInfo("cell", "m", "water depth h = η + H (> 0: dry cells are out of scope)",
+                       lo=0.0, lo_open=True),
         "hu": FieldInfo("cell", "m²/s", "momentum q_x = h u"),
         "hv": FieldInfo("cell", "m²/s", "momentum q_y = h v"),
         "H": FieldInfo("cell", "m", "bathymetry: depth below the reference level (positive "

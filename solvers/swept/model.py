@@ -384,6 +384,10 @@ class Euler1D(SweptSimulation):
         Q, g = self.U, self.params["gamma"]
         return {"rho": Q[0], "rhou": Q[1], "E": Q[2], "u": Q[1] / Q[0], "p": pressure(Q, g)}
 
+    def _derived_bounds(self) -> list:
+        """The pressure P > 0, checked while stepping with ρ > 0 and E > 0 (issue 28)."""
+        return [("p", pressure(self.U, self.params["gamma"]), 0.0, True)]
+
     def _check_field(self, name: str, values: np.ndarray) -> None:
         Q = self._be.asnumpy(self.U).astype(np.float64)
         Q[self.state_names.index(name)] = values
