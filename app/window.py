@@ -144,7 +144,7 @@ class MainWindow(QMainWindow):
         apply.clicked.connect(self._apply_init)
         bl.addWidget(apply)
         lay.addWidget(box)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         w.setMinimumWidth(330)
         dock = QDockWidget("Model", self)
         dock.setWidget(w)
