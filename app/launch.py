@@ -15,6 +15,7 @@ from .window import MainWindow
 # The solver thread runs Python between NumPy calls; with the default 5 ms GIL switch interval
 # the GUI thread, which needs the GIL many times per frame, waits in a convoy behind it.
 SWITCH_INTERVAL = 0.0005
+WINDOW_SIZE = (1400, 860)  # the window's default size (tests/app/test_layout.py checks it fits)
 
 
 def _validate(model, scenario, params):
@@ -34,7 +35,7 @@ def launch(model=None, scenario=None, params=None, backend="auto", dtype="float6
     win = MainWindow(backend=backend, dtype=dtype or "float64")
     old_hook = sys.excepthook  # an exception in a slot goes to the status bar, not a dialog
     sys.excepthook = lambda t, e, tb: win.show_message(f"{t.__name__}: {e}", True)
-    win.resize(1400, 860)
+    win.resize(*WINDOW_SIZE)
     win.show()
     state = {"code": 0, "started": False}
     if screenshot and run_for is None:

@@ -17,7 +17,6 @@ import sys
 import time
 from pathlib import Path
 
-WINDOW = (1400, 860)   # app/launch.py opens the window at this size
 CAPS = {"nx": 96, "vertices": 3000, "cells": 3000}
 
 
@@ -168,6 +167,7 @@ def main(argv=None) -> int:
     from PySide6.QtWidgets import QApplication
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from pdestudio import solvers
+    from pdestudio.app.launch import WINDOW_SIZE as WINDOW
     from pdestudio.app.window import MainWindow
     models = a.models or solvers.available_models()
     out = Path(a.out)
