@@ -161,7 +161,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", nargs="*", help="default: every model")
     ap.add_argument("--cap", type=float, default=96, help="size cap (nx; meshes ×31)")
     ap.add_argument("--run-s", type=float, default=1.5, help="wall seconds each model runs")
-    ap.add_argument("--thumb", type=int, default=560, help="thumbnail width in pixels")
+    ap.add_argument("--thumb", type=int, default=480, help="thumbnail width in pixels")
     ap.add_argument("--compare", default="shallow-water", help="the model shown in Compare")
     a = ap.parse_args(argv)
     from PySide6.QtWidgets import QApplication
@@ -183,7 +183,7 @@ def main(argv=None) -> int:
     sheet(compare_shots(win, a.compare, a.cap), 1, 1320, out / "contact-compare.png",
           "View > Compare… at its default size")
     win.close()
-    sheet(export_shots(models, a.cap, 20) + list(pngs.values()), 3, 400,
+    sheet(export_shots(models, a.cap, 20) + list(pngs.values()), 4, 300,
           out / "contact-exports.png", "pdestudio run MODEL --steps 20 --export-image F "
           "(offscreen, 960×720), and the window's PNG export of each view")
     app.processEvents()
