@@ -13,6 +13,7 @@ from pdestudio import solvers
 from .frames import SWITCH_INTERVAL
 from .window import MainWindow
 
+WINDOW_SIZE = (1400, 860)  # the window's default size (tests/app/test_layout.py checks it fits)
 
 
 def _validate(model, scenario, params):
@@ -32,7 +33,7 @@ def launch(model=None, scenario=None, params=None, backend="auto", dtype="float6
     win = MainWindow(backend=backend, dtype=dtype or "float64")
     old_hook = sys.excepthook  # an exception in a slot goes to the status bar, not a dialog
     sys.excepthook = lambda t, e, tb: win.show_message(f"{t.__name__}: {e}", True)
-    win.resize(1400, 860)
+    win.resize(*WINDOW_SIZE)
     win.show()
     state = {"code": 0, "started": False}
     if screenshot and run_for is None:

@@ -144,7 +144,7 @@ class MainWindow(QMainWindow):
         apply.clicked.connect(self._apply_init)
         bl.addWidget(apply)
         lay.addWidget(box)
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         w.setMinimumWidth(330)
         dock = QDockWidget("Model", self)
         dock.setWidget(w)
@@ -446,12 +446,14 @@ class MainWindow(QMainWindow):
 
     # ---- colours and camera ---------------------------------------------------------------
     def set_scale(self, cmap: str | None = None, mode: str | None = None, lo=None, hi=None):
-        if cmap is not None:
-            self.scale.cmap = cmap
-            self.cmap_box.setCurrentText(cmap)
-        if mode is not None:
-            self.scale.mode = mode
-            self.range_box.setCurrentText(mode)
+        try:  # an unknown name is refused (ParameterError naming the allowed ones)
+            self.scale.cmap = self.scale.cmap if cmap is None else cmap
+            self.scale.mode = self.scale.mode if mode is None else mode
+        except ParameterError as e:
+            self.show_message(str(e), True)
+            return
+        self.cmap_box.setCurrentText(self.scale.cmap)
+        self.range_box.setCurrentText(self.scale.mode)
         if lo is not None and hi is not None:
             if not float(hi) > float(lo):
                 self.show_message(f"colour range {lo}..{hi} is empty; allowed: lo < hi", True)

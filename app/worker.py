@@ -60,6 +60,7 @@ class SolverWorker(QThread):
         self._stop = False
         self._behind = False
         self.after_frame: list = []  # fn(worker) after each published frame of steps (tools)
+        self.after_edit: list = []   # fn(worker, what) after the state was set without a step
         self._reset_stats()
 
     # ---- called from the GUI thread: enqueue only ---------------------------------------
@@ -228,6 +229,8 @@ class SolverWorker(QThread):
         self.sim.set_field(field, values)
         self.message.emit(f"set {field} from {source}", False)
         self._publish(wait=True)
+        for fn in self.after_edit:
+            fn(self, f"set {field}")
 
     def _cmd_speedup(self):
         """Run the NumPy backend briefly on a fresh copy of the setup and compare steps/s with

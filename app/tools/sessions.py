@@ -16,6 +16,9 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog
 
 from pdestudio import solvers
+from pdestudio.solvers import ParameterError
+
+from ..views.colors import check_cmap, check_range_mode
 
 VERSION = 1
 
@@ -74,6 +77,13 @@ def read_session(path) -> tuple[dict, bytes]:
     if int(meta.get("version", 0)) > VERSION:
         raise ValueError(f"session '{path}' has format version {meta['version']}; this "
                          f"pdestudio reads up to {VERSION}")
+    view = meta["view"]
+    try:  # names a view cannot draw with are refused before anything changes
+        for key, check in (("cmap", check_cmap), ("range_mode", check_range_mode)):
+            if view.get(key) is not None:
+                check(view[key])
+    except ParameterError as e:
+        raise ValueError(f"session '{path}': {e}") from None
     return meta, ck
 
 

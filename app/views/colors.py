@@ -29,13 +29,33 @@ _VIRIDIS = ((0.267, 0.005, 0.329), (0.229, 0.322, 0.546), (0.128, 0.567, 0.551),
             (0.369, 0.789, 0.383), (0.993, 0.906, 0.144))
 
 
+def check_cmap(name) -> str:
+    """`name` if it is one of COLORMAPS, else ParameterError naming the allowed ones."""
+    if name not in COLORMAPS:
+        from pdestudio.solvers import ParameterError
+        raise ParameterError(f"colour map {name!r} is unknown; allowed: " + ", ".join(COLORMAPS))
+    return name
+
+
+def check_range_mode(mode) -> str:
+    if mode not in RANGE_MODES:
+        from pdestudio.solvers import ParameterError
+        raise ParameterError(f"colour range mode {mode!r} is unknown; allowed: "
+                             + ", ".join(RANGE_MODES))
+    return mode
+
+
 @functools.lru_cache(maxsize=None)
 def lut(name: str) -> np.ndarray:
-    """(256, 4) float32 RGBA table of a VisPy colormap."""
+    """(256, 4) float32 RGBA table of one of COLORMAPS (ParameterError for another name).
+    VisPy's maps are sampled at a column of positions: 'fire' and 'hot' (VisPy 0.17) broadcast
+    a flat vector of positions against their colours and raise."""
+    check_cmap(name)
     s = np.linspace(0.0, 1.0, LUT_SIZE)
     try:
         from vispy.color import get_colormap
-        return np.asarray(get_colormap(name).map(s), dtype=np.float32).reshape(LUT_SIZE, 4)
+        return np.asarray(get_colormap(name).map(s[:, None]),
+                          dtype=np.float32).reshape(LUT_SIZE, 4)
     except (ImportError, OSError):
         a = np.asarray(_VIRIDIS)
         knots = np.linspace(0.0, 1.0, len(a))
@@ -45,10 +65,19 @@ def lut(name: str) -> np.ndarray:
 
 @dataclass
 class ColorScale:
+    """A colour map of COLORMAPS and a range mode of RANGE_MODES: any other name is refused
+    (ParameterError) when set, so no view is ever asked to draw with it."""
     cmap: str = "viridis"
     mode: str = "auto"
     lo: float = 0.0
     hi: float = 1.0
+
+    def __setattr__(self, key, value):
+        if key == "cmap":
+            check_cmap(value)
+        elif key == "mode":
+            check_range_mode(value)
+        super().__setattr__(key, value)
 
     def limits(self, *arrays: np.ndarray) -> tuple[float, float]:
         """The colour range for this data under the current mode (never empty)."""

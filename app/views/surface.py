@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from vispy import scene
 
-from .axes import Axes3D
+from .axes import Axes3D, AutoFit
 from .base import View, add_axis, fonts
 from .colors import ColorScale
 from .textures import software_renderer
@@ -73,6 +73,8 @@ class SurfaceView(View):
         self.lod_note = ""    # said in the title when not every value is a vertex
         self.vb.camera = scene.TurntableCamera(fov=40, elevation=32, azimuth=-50)
         self.axes = Axes3D(self.vb.scene, fonts(canvas))
+        self.axes.set(self.xr, self.yr, (-0.35 * self.extent, 0.35 * self.extent))  # till data
+        self.autofit = AutoFit(self.vb, self.axes)
         self.reset_camera()
 
     def needed(self, field):
@@ -154,14 +156,16 @@ class SurfaceView(View):
         name = name if len(heights) == 1 else "height"
         self.axes.set(self.xr, self.yr, (zlo, zhi), lambda z: (z - zmid) * zscale,
                       f"{name} [{unit}]" if unit else name)
+        self.autofit.refit()
         self.fit = (tuple(heights), zmid, zscale, zlo, zhi)
 
     def reset_camera(self):
         cam = self.vb.camera
         cam.elevation, cam.azimuth = 32, -50
         cam.center = (0.5 * sum(self.xr), 0.5 * sum(self.yr), 0.0)
-        cam.distance = 2.6 * self.extent
+        cam.distance = 2.6 * self.extent  # until the view box is laid out
         cam.scale_factor = self.extent
+        self.autofit.fit()
 
 
 class ImageView(View):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from vispy import scene
 
-from .axes import Axes3D
+from .axes import Axes3D, AutoFit
 from .base import View, fonts
 from .colors import ColorScale
 from .meshvisual import MeshGeometry, MeshNode
@@ -44,6 +44,9 @@ class TriMeshView(View):
         self.xr, self.yr = (lo[0], hi[0]), (lo[1], hi[1])
         if not self.heights:
             self.axes.set(self.xr, self.yr, (lo[2], hi[2]))
+        else:  # until data comes
+            self.axes.set(self.xr, self.yr, (-0.35 * self.extent, 0.35 * self.extent))
+        self.autofit = AutoFit(self.vb, self.axes)
         self.reset_camera()
 
     def needed(self, field):
@@ -126,6 +129,7 @@ class TriMeshView(View):
         name = name if len(hnames) == 1 else "height"
         self.axes.set(self.xr, self.yr, (zlo, zhi), lambda z: (z - zmid) * zscale,
                       f"{name} [{unit}]" if unit else name)
+        self.autofit.refit()
 
     def reset_camera(self):
         cam = self.vb.camera
@@ -136,5 +140,6 @@ class TriMeshView(View):
             cam.elevation, cam.azimuth = 90, 0
         else:
             cam.elevation, cam.azimuth = 30, -50
-        cam.distance = (2.6 if self.planar else 2.2) * self.extent
+        cam.distance = (2.6 if self.planar else 2.2) * self.extent  # till laid out
         cam.scale_factor = self.extent
+        self.autofit.fit()

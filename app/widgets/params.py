@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QSize, Signal
 from PySide6.QtGui import QValidator
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDoubleSpinBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget)
+                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QScrollArea, QStyle,
+                               QStyleOptionSpinBox, QWidget)
 
 from pdestudio import solvers
 from pdestudio.solvers import ParameterError
@@ -59,6 +60,21 @@ class NumberBox(QDoubleSpinBox):
         self.good = value
         self.setValue(float(value))
         self.editingFinished.connect(self._finished)
+
+    def sizeHint(self) -> QSize:
+        """As wide as the longest text `textFromValue` writes (Qt sizes a spin box for its
+        minimum and maximum, here ±1e300: 165 px for an int box, which clipped the panel)."""
+        sample = "-1234567" if self.is_int else "-1.2346e-05"  # longer texts scroll
+        self.ensurePolished()
+        opt = QStyleOptionSpinBox()
+        self.initStyleOption(opt)
+        h = super().sizeHint().height()
+        w = self.fontMetrics().horizontalAdvance(sample) + 6
+        return self.style().sizeFromContents(QStyle.ContentsType.CT_SpinBox, opt, QSize(w, h),
+                                             self).expandedTo(QSize(0, h))
+
+    def minimumSizeHint(self) -> QSize:
+        return self.sizeHint()
 
     def textFromValue(self, v: float) -> str:
         return str(int(round(v))) if self.is_int else f"{v:.6g}"
@@ -168,6 +184,24 @@ class ParamPanel(QWidget):
             editor.setToolTip(tip)
             self.form.addRow(label, editor)
 
+    def event(self, e) -> bool:
+        done = super().event(e)
+        if e.type() == QEvent.Type.LayoutRequest:  # rows built, shown or resized
+            self._fit_scroll_area()
+        return done
+
+    def _fit_scroll_area(self) -> None:
+        """Make the scroll area holding the panel (the window's) wide enough for every row at
+        its minimum size: no slider shrunk to a stub, no combo box without its arrow (the
+        horizontal scroll bar is left for windows narrower than that)."""
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is None:
+            return
+        bar = area.verticalScrollBar().sizeHint().width()
+        area.setMinimumWidth(self.minimumSizeHint().width() + bar + 2 * area.frameWidth())
+
     def _editor(self, p, value):
         accept = lambda n, v: self._accepted(n, v)  # noqa: E731
         reject = lambda n, why: self.rejected.emit(n, why)  # noqa: E731
@@ -246,11 +280,12 @@ class _TextEdit(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.edit = QLineEdit("" if value is None else str(value))
+        self.edit.setMinimumWidth(90)
         lay.addWidget(self.edit, 1)
         self.edit.editingFinished.connect(lambda: self.try_value(self.edit.text()))
         if p.name == "mesh":
             b = QPushButton("…")
-            b.setMaximumWidth(28)
+            b.setFixedWidth(max(28, b.fontMetrics().horizontalAdvance("…") + 16))
             b.clicked.connect(self._browse)
             lay.addWidget(b)
 

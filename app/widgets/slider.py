@@ -57,7 +57,7 @@ class ParamSlider(QSlider):
         self.setToolTip(f"{d['name']}: {lo:.4g} … {hi:.4g}" + (" (log scale)" if log else "")
                         + ("; applies while you drag" if d.get("live") else
                            "; applies on Reset"))
-        self.setMinimumWidth(70)
+        self.setMinimumWidth(64)
         self.show_value(value)
         self.valueChanged.connect(self._moved)
 

@@ -50,7 +50,8 @@ def test_log_scale_and_a_restore_branch(win, qtbot):
     name = plots.chosen()[0]
     y = plots.lines[name].pos[:, 1]
     assert np.allclose(y, np.log10(np.abs(plots.series[name])).astype(np.float32))
-    assert plots.yaxis.axis.axis_label.startswith("log10 ")
+    assert plots.legend_text()[0] == f"log10 |{name}|" + (f" [{plots.units[name]}]"
+                                                         if plots.units[name] else "")
     win.timeline_bar.slider.setValue(1)  # back in time: the series drop what came after
     back = win.timeline_bar.times[1][1]
     qtbot.waitUntil(lambda: win.worker.sim.steps == back, timeout=WAIT)
@@ -59,3 +60,39 @@ def test_log_scale_and_a_restore_branch(win, qtbot):
     step_and_wait(win, qtbot)
     qtbot.waitUntil(lambda: plots.steps[-1] == win.worker.sim.steps, timeout=WAIT)
     assert plots.steps == sorted(plots.steps) and len(set(plots.steps)) == len(plots.steps)
+
+
+def test_plot_fits_the_data_and_marks_an_initial_condition(win, qtbot):
+    """Issue 27: no axes before a model; time fitted to the samples; a constant quantity gets
+    a range around its value; a legend entry per curve; setting an initial condition is an
+    event (the curves break there, a marker and a legend entry name it), not a jump."""
+    from pdestudio.app.tools.plots import time_range, value_range
+    plots = win.plots
+    assert not plots.xaxis.visible and not plots.yaxis.visible  # nothing to show yet
+    assert value_range(210.0, 210.0 * (1 + 1e-9)) == pytest.approx((189.0, 231.0))
+    assert value_range(0.0, 0.0) == (-1.0, 1.0) and time_range(0.0, 0.0) == (-1.0, 1.0)
+    open_model(win, qtbot, "heat-1d", params={"nx": 64, "T_mean": 0.5})
+    qtbot.waitUntil(lambda: plots.model == "heat-1d" and len(plots.t) >= 1, timeout=WAIT)
+    for _ in range(3):
+        step_and_wait(win, qtbot)
+    qtbot.waitUntil(lambda: plots.steps[-1:] == [3], timeout=WAIT)
+    for i in range(3):
+        plots.list.item(i).setCheckState(plots.list.item(0).checkState())
+    assert plots.xaxis.visible and len(plots.legend_text()) == 3 == len(plots.labels)
+    rect = plots.view.camera.rect
+    assert (rect.left, rect.right) == pytest.approx((plots.t[0], plots.t[-1]))
+    heat = np.asarray(plots.series["heat"])  # conserved: drawn mid-range, not as noise
+    assert np.ptp(heat) <= 1e-9 * abs(heat).max()
+    assert rect.bottom < heat[0] - 0.05 * abs(heat[0]) and rect.top > heat[0] + 0.05 * heat[0]
+    win.apply_initial("T", "formula:2*exp(-50*(x-0.5)**2)")
+    wait_message(win, qtbot, "set T from formula:2*exp(-50*(x-0.5)**2)")
+    qtbot.waitUntil(lambda: len(plots.events) == 1, timeout=WAIT)
+    step_and_wait(win, qtbot)
+    qtbot.waitUntil(lambda: plots.steps[-1:] == [4], timeout=WAIT)
+    k, t_event, what = plots.events[0]
+    assert what == "set T" and plots.steps[k - 1] == plots.steps[k] == 3
+    assert t_event == plots.t[k] and len(plots.t) == len(plots.steps) == k + 2
+    pairs = plots.lines["max T"].connect  # no segment joins the state before and after
+    assert [k - 1, k] not in pairs.tolist() and [k, k + 1] in pairs.tolist()
+    assert plots.markers.visible and np.allclose(plots.markers.pos[:, 0], t_event)
+    assert plots.labels[3][0].text.startswith("set T at t = ")
