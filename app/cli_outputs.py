@@ -15,6 +15,7 @@ file as it was. `abort()` (an interrupt, a failure) removes everything half-done
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from dataclasses import dataclass
@@ -105,8 +106,11 @@ def check_writable(path, what: str) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        raise OutputError(f"{what} '{p}': cannot write in folder '{folder}': "
-                          f"{e.strerror or one_line(e)}") from None
+        if e.errno == errno.ENOENT:  # the folder exists, yet refuses a new file (/proc, /sys)
+            why = "it does not accept new files"
+        else:
+            why = e.strerror or one_line(e)
+        raise OutputError(f"{what} '{p}' cannot be written in folder '{folder}': {why}") from None
 
 
 class Outputs:

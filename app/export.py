@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -114,12 +115,9 @@ def _gl_app():
     """A VisPy app that can render offscreen: the running Qt app in the window, else EGL
     (surfaceless Mesa works without a display). Raises RuntimeError when there is none."""
     import vispy.app
-    try:
-        from PySide6.QtWidgets import QApplication
-        if QApplication.instance() is not None:
-            return vispy.app.Application("pyside6"), "VisPy/OpenGL (Qt)"
-    except ImportError:
-        pass
+    qt = sys.modules.get("PySide6.QtWidgets")  # the window's Qt, never imported here: a
+    if qt is not None and qt.QApplication.instance() is not None:  # headless run loads no Qt
+        return vispy.app.Application("pyside6"), "VisPy/OpenGL (Qt)"
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
     import vispy
     vispy.set_log_level("error")  # headless: VisPy's warnings are not the user's business

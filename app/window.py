@@ -7,6 +7,7 @@ the newest frame from its mailbox. Every error lands in the status bar.
 """
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -27,6 +28,24 @@ from .widgets.params import ParamPanel
 from .widgets.profiler import ProfilerPanel
 from .worker import SolverWorker
 
+def _guard_pyside_refcounts() -> bool:
+    """PySide6 6.12 on CPython < 3.12 drops a reference to None on every call returning void
+    and to True on every signal emission (it relies on 3.12's immortal singletons): after a few
+    thousand calls CPython deallocates None or True and aborts ("Fatal Python error:
+    none_dealloc / bool_dealloc", often at interpreter exit). pyproject pins PySide6 < 6.12 on
+    those Pythons; where that pin was not followed, give the three singletons the large
+    reference count that makes them immortal on 3.12, so the lost references never reach zero."""
+    import PySide6
+    if sys.version_info >= (3, 12) or sys.implementation.name != "cpython" or \
+            tuple(int(v) for v in PySide6.__version__.split(".")[:2]) < (6, 12):
+        return False
+    import ctypes
+    for obj in (None, True, False):  # ob_refcnt is the first field of every object
+        ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 40
+    return True
+
+
+REFCOUNT_GUARD = _guard_pyside_refcounts()
 CANVAS_SIZE = (832, 640)  # divisible by 16 (video frames)
 SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "initial_conditions"
 
@@ -50,6 +69,7 @@ class MainWindow(QMainWindow):
         self.info = None
         self.view = None
         self.field = None
+        self._field_model = None
         self.scale = ColorScale()
         self.recorder = None
         self.record_every = 1
@@ -365,7 +385,10 @@ class MainWindow(QMainWindow):
         if cur in modes:
             self.mode_box.setCurrentText(cur)
         self.mode_box.setEnabled(len(modes) > 1)
-        self.field = info.default_field if self.field not in info.fields else self.field
+        same_model = self._field_model == info.model  # a reset keeps the field shown; another
+        self._field_model = info.model                # model opens on its own default field
+        self.field = self.field if same_model and self.field in info.fields \
+            else info.default_field
         self.field_box.setCurrentIndex(self.field_box.findData(self.field))
         self._field_range()
         self._rebuild_view()
