@@ -223,8 +223,9 @@ class VideoRecorder:
     """MP4 (H.264 by imageio-ffmpeg's ffmpeg) or GIF by extension, streamed (encoders.py): each
     frame goes to the encoder as it is added, so memory does not grow with the recording's length. `add(sim)`
     renders the field like `render_image` (headless); `add_image(rgb)` adds a picture already
-    drawn (the window's canvas). Frames are padded to the first frame's size rounded up to a
-    multiple of 16, so the same run gives the same frames. The file is written under a
+    drawn (the window's canvas). Frames are cut about their centre to the first frame's size
+    rounded down to a multiple of 16 (H.264's macroblock; no black bars), so the same run gives
+    the same frames. The file is written under a
     temporary name in the same folder and renamed at `close()`; `abort()` removes it.
 
     `color_range` (headless recordings): "first" (default: the first frame's range, fixed for
@@ -275,11 +276,10 @@ class VideoRecorder:
         rgb = np.ascontiguousarray(np.asarray(rgb)[..., :3], dtype=np.uint8)
         if self.shape is None:
             h, w = rgb.shape[:2]
-            self.shape = (-(-h // 16) * 16, -(-w // 16) * 16)
-        out = np.zeros(self.shape + (3,), np.uint8)
-        h, w = min(rgb.shape[0], self.shape[0]), min(rgb.shape[1], self.shape[1])
-        out[:h, :w] = rgb[:h, :w]
-        self.writer.append_data(out)
+            if h < 16 or w < 16:
+                raise ParameterError(f"video frame of {w}x{h} pixels; allowed: at least 16x16")
+            self.shape = (h // 16 * 16, w // 16 * 16)
+        self.writer.append_data(fit_frame(rgb, self.shape))
         self.frames += 1
 
     def close(self) -> None:
@@ -311,6 +311,23 @@ class VideoRecorder:
     def _close_renderer(self) -> None:
         if self.renderer is not None:
             self.renderer.close()
+
+
+def fit_frame(rgb: np.ndarray, shape) -> np.ndarray:
+    """`rgb` cut to `shape` (h, w) about its centre (a 754x739 canvas gives its central 752x736:
+    never a black bar); a smaller picture (the window shrank while recording) is centred on
+    its own corner colour, the canvas background."""
+    h, w = shape
+    H, W = rgb.shape[:2]
+    top, left = max(0, (H - h) // 2), max(0, (W - w) // 2)
+    cut = rgb[top:top + h, left:left + w]
+    if cut.shape[:2] == (h, w):
+        return np.ascontiguousarray(cut)
+    out = np.empty((h, w, 3), np.uint8)
+    out[:] = rgb[0, 0]
+    y, x = (h - cut.shape[0]) // 2, (w - cut.shape[1]) // 2
+    out[y:y + cut.shape[0], x:x + cut.shape[1]] = cut
+    return out
 
 
 def _unlink(path) -> None:
