@@ -27,6 +27,8 @@ from .views.interop import transfer_path
 from .widgets.params import ParamPanel
 from .window_exports import ExportsMixin
 from .widgets.profiler import ProfilerPanel
+from .cpu_sizes import cpu_params
+from .cpu_sizes import note as cpu_note
 from .worker import SolverWorker
 
 def _guard_pyside_refcounts() -> bool:
@@ -71,6 +73,8 @@ class MainWindow(ExportsMixin, QMainWindow):
         self.view = None
         self.field = None
         self._field_model = None
+        self._gpu = None  # whether a GPU is usable, asked once
+        self._hints: dict = {}
         self.scale = ColorScale()
         self.recorder = None
         self.record_every = 1
@@ -272,12 +276,23 @@ class MainWindow(ExportsMixin, QMainWindow):
             self.scenario_box.setItemData(self.scenario_box.count() - 1, s["help"],
                                           Qt.ItemDataRole.ToolTipRole)
         self.scenario_box.setCurrentIndex(names.index(scenario))
-        self.panel.build(self.schema, scenario, params)
+        cpu = cpu_params(model, scenario, params) if self.on_cpu() else {}
+        self.panel.build(self.schema, scenario, dict(params or {}, **cpu))
+        self.show_hint("cpu", cpu_note(model, cpu) if cpu else "", model)
         has_mesh = "mesh" in self.panel.params
         self.mesh_button.setEnabled(has_mesh)
         self.mesh_button.setToolTip("Load a surface mesh (OBJ, PLY, STL, OFF, VTK/VTU, Gmsh)"
                                     if has_mesh else f"{model} does not take a mesh file")
         self.reset()
+
+    def on_cpu(self) -> bool:
+        """Whether the simulation runs on NumPy: chosen, or 'auto' without a usable GPU."""
+        backend = self.backend_box.currentText()
+        if backend != "auto":
+            return backend == "numpy"
+        if self._gpu is None:
+            self._gpu = solvers.gpu_available()
+        return not self._gpu
 
     def reset(self, note: str = ""):
         """(Re)create the simulation from the panel; the current one stays if that fails."""
@@ -380,7 +395,7 @@ class MainWindow(ExportsMixin, QMainWindow):
                 self.scenario_box.setCurrentIndex(i)
         self._pending_mesh = None
         if self._hint_model is not None and info.model != self._hint_model:
-            self.show_hint("")  # the hint was about another model
+            self.show_hint("", "", info.model)  # the notes were about another model
         if self.info is None or self.info.model != info.model:  # another model: no stale numbers
             self.profiler.clear()
             self._shown_t0, self._shown_n = time.perf_counter(), 0
@@ -491,12 +506,18 @@ class MainWindow(ExportsMixin, QMainWindow):
         self.run_action.setText("Pause" if on else "Run")
         self.run_action.blockSignals(False)
 
-    def show_hint(self, html: str, model: str | None = None) -> None:
-        """A note above the parameters (a gallery preset's "Look for: ..."), kept while `model`
-        is open: the status bar's messages do not replace it."""
-        self.hint.setText(html)
-        self.hint.setVisible(bool(html))
-        self._hint_model = model
+    def show_hint(self, key: str, html: str, model: str | None = None) -> None:
+        """A note above the parameters (a gallery preset's "Look for: ...", the CPU sizes),
+        kept while `model` is open: the status bar's messages do not replace it. `key` names
+        the note; an empty `html` removes it."""
+        if model != self._hint_model:
+            self._hints.clear()
+            self._hint_model = model
+        self._hints.pop(key, None)
+        if html:
+            self._hints[key] = html
+        self.hint.setText("<br><br>".join(self._hints.values()))
+        self.hint.setVisible(bool(self._hints))
 
     def show_message(self, text: str, error: bool = False):
         self.last_message = (text, error)
