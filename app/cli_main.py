@@ -63,13 +63,15 @@ def _csv(choices):
 
 
 def _range(text: str):
-    """--range: 'first' (the first frame's range, fixed), 'auto' (every frame its own) or LO,HI."""
-    if text in ("first", "auto"):
+    """--range: 'follow' (videos' default: takes in every frame, closes in on the data),
+    'first' (the first frame's range, fixed), 'auto' (every frame its own) or LO,HI."""
+    if text in ("follow", "first", "auto"):
         return text
     try:
         lo, hi = (float(v) for v in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}': allowed: LO,HI (numbers), first or auto")
+        raise argparse.ArgumentTypeError(f"'{text}': allowed: LO,HI (numbers), follow, first "
+                                         "or auto")
     if not (lo < hi and abs(lo) != float("inf") and abs(hi) != float("inf")):
         raise argparse.ArgumentTypeError(f"'{text}': LO,HI must be finite with LO < HI")
     return (lo, hi)
@@ -131,9 +133,11 @@ def parser() -> argparse.ArgumentParser:
                         help="a video frame every DT of simulated time (the run stops exactly "
                              "there)")
     r.add_argument("--fps", type=int, default=25, help="video frame rate (default 25)")
-    r.add_argument("--range", type=_range, metavar="LO,HI|first|auto",
-                   help="colour range of pictures: fixed LO,HI (--range=-1,1 when LO < 0); first (default for videos: the "
-                        "first frame's range); auto (each picture its own)")
+    r.add_argument("--range", type=_range, metavar="LO,HI|follow|first|auto",
+                   help="colour range of pictures: fixed LO,HI (--range=-1,1 when LO < 0); "
+                        "follow (default for videos: takes in every frame's data at once and "
+                        "closes in on data that occupy less of it); first (the first frame's "
+                        "range); auto (each picture its own, the default for an image)")
     r.add_argument("--export-data", metavar="OUT.npz|.vti|.vtu|.pvd",
                    help=".npz: a checkpoint with the fields (solvers.load reads it); .vti: "
                         "ImageData (grids); .vtu: UnstructuredGrid; .pvd: a ParaView time series "

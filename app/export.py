@@ -124,11 +124,44 @@ def _gl_app():
     return vispy.app.Application("egl"), "VisPy/OpenGL (EGL, offscreen)"
 
 
+class FollowRange:
+    """A colour range for recordings that shows the dynamics: it contains every frame's data
+    at once (a line plot never runs off its axes, no colour saturates), and when the data
+    occupy less of it (a dam-break column that collapsed) it closes in on them by `rate` of
+    the gap a frame, so the picture neither goes dark nor flickers as each frame's own range
+    would."""
+
+    def __init__(self, rate: float = 0.15):
+        self.rate = rate
+        self.lo = self.hi = None
+
+    def update(self, lo: float, hi: float) -> tuple[float, float]:
+        if self.lo is None:
+            self.lo, self.hi = lo, hi
+        else:
+            self.lo = min(lo, self.lo + self.rate * (lo - self.lo))
+            self.hi = max(hi, self.hi + self.rate * (hi - self.hi))
+        return self.lo, self.hi
+
+
+def describe_range(color_range) -> str:
+    """How a recording's colour range was chosen, for the user."""
+    if color_range == "auto":
+        return "each frame its own colour range"
+    if color_range == "first":
+        return "the first frame's colour range"
+    if color_range in (None, "follow"):
+        return ("a colour range that follows the data (it takes in every frame at once and "
+                "closes in by 15 % of the gap a frame)")
+    return f"colour range {color_range[0]:g} .. {color_range[1]:g}"
+
+
 class Renderer:
     """Draws a simulation's field as the viewer does, into RGB arrays of `size`.
 
-    `color_range`: None or "auto" (the data's range in every picture), (lo, hi) (fixed), or
-    "first" (fixed to the range of the first picture drawn: a recording keeps one scale)."""
+    `color_range`: None or "auto" (the data's range in every picture), (lo, hi) (fixed),
+    "first" (fixed to the range of the first picture drawn) or "follow" (FollowRange: every
+    frame's data inside it, closing in on data that occupy less of it)."""
 
     def __init__(self, sim, field: str | None = None, size=SIZE, scale: ColorScale | None = None,
                  info: SimInfo | None = None, color_range=None):
@@ -140,8 +173,10 @@ class Renderer:
         self.size = (int(size[0]) // 16 * 16, int(size[1]) // 16 * 16)
         self.scale = scale or _default_scale(self.info, self.field)
         self._fix_first = color_range == "first"
+        self.follow = FollowRange() if color_range == "follow" else None
         self.limits = None  # the colour range of the last picture drawn
-        if color_range not in (None, "auto", "first"):
+        self.seen = None    # (min, max) of the field over every picture drawn
+        if color_range not in (None, "auto", "first", "follow"):
             lo, hi = color_range
             self.scale = ColorScale(self.scale.cmap, "fixed", float(lo), float(hi))
         try:
@@ -170,6 +205,14 @@ class Renderer:
 
     def render(self, sim) -> np.ndarray:
         frame = self.frame_of(sim)
+        from .views.colors import finite_range
+        got = finite_range(np.asarray(frame.fields[self.field], np.float64))
+        if got is not None:
+            self.seen = got if self.seen is None else (min(self.seen[0], got[0]),
+                                                       max(self.seen[1], got[1]))
+            if self.follow is not None:
+                lo, hi = self.follow.update(*got)
+                self.scale = ColorScale(self.scale.cmap, "fixed", lo, hi)
         if self.canvas is None:
             from .software import render_software
             self.limits = self.scale.limits(np.asarray(frame.fields[self.field], np.float64))
@@ -228,11 +271,12 @@ class VideoRecorder:
     the same frames. The file is written under a
     temporary name in the same folder and renamed at `close()`; `abort()` removes it.
 
-    `color_range` (headless recordings): "first" (default: the first frame's range, fixed for
-    the whole video), "auto" (each frame its own range) or (lo, hi)."""
+    `color_range` (headless recordings): "follow" (default: a range that takes in every
+    frame's data at once and closes in on data that occupy less of it), "first" (the first
+    frame's range, fixed for the whole video), "auto" (each frame its own range) or (lo, hi)."""
 
     def __init__(self, path, sim=None, field: str | None = None, fps: int = 25,
-                 color_range="first"):
+                 color_range="follow"):
         self.path = Path(path)
         check_video_path(self.path)
         suffix = self.path.suffix.lower()
