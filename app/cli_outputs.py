@@ -15,6 +15,7 @@ file as it was. `abort()` (an interrupt, a failure) removes everything half-done
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from dataclasses import dataclass
@@ -105,8 +106,11 @@ def check_writable(path, what: str) -> None:
         os.close(fd)
         os.unlink(probe)
     except OSError as e:
-        raise OutputError(f"{what} '{p}': cannot write in folder '{folder}': "
-                          f"{e.strerror or one_line(e)}") from None
+        if e.errno == errno.ENOENT:  # the folder exists, yet refuses a new file (/proc, /sys)
+            why = "it does not accept new files"
+        else:
+            why = e.strerror or one_line(e)
+        raise OutputError(f"{what} '{p}' cannot be written in folder '{folder}': {why}") from None
 
 
 class Outputs:
@@ -179,11 +183,9 @@ class Outputs:
             self.frames = Schedule(every, dt, t0, s0)
             with writing(a.export_video, "start the video"):
                 self.recorder = export.VideoRecorder(a.export_video, sim, field=a.field,
-                                                     fps=a.fps, color_range=a.range or "first")
+                                                     fps=a.fps, color_range=a.range or "follow")
             log.debug("video %s: drawn by %s; %s", a.export_video, self.recorder.how,
-                      "each frame its own colour range" if a.range == "auto" else
-                      "the first frame's colour range" if a.range in (None, "first") else
-                      f"colour range {a.range[0]:g} .. {a.range[1]:g}")
+                      export.describe_range(a.range or "follow"))
         if a.export_data and Path(a.export_data).suffix.lower() == ".pvd":
             self.snapshots = Schedule(a.export_every, a.export_dt, t0, s0)
             with writing(a.export_data, "start the time series"):
@@ -256,8 +258,12 @@ class Outputs:
             except BaseException:
                 rec.abort()
                 raise
+            r = rec.renderer
+            seen = f"; the field spanned {r.seen[0]:.4g} .. {r.seen[1]:.4g}" \
+                if r is not None and r.seen else ""
             self._done("video", a.export_video, frames=rec.frames,
-                       extra=f"{rec.frames} frames, drawn by {rec.how}")
+                       extra=f"{rec.frames} frames, drawn by {rec.how}; "
+                             f"{export.describe_range(a.range or 'follow')}{seen}")
         return [w.as_dict() for w in self.written]
 
     def _done(self, kind, path, frames=None, extra="") -> None:

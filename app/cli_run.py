@@ -127,15 +127,16 @@ def _run(a) -> int:
     for opt, dt in (("--frame-dt", a.frame_dt), ("--export-dt", a.export_dt)):
         if dt is not None and dt <= 1e-12 * max(1.0, abs(sim.t), abs(a.until or 0.0)):
             raise UsageError(f"{opt} {dt:g} is below the resolution of the clock at t = {sim.t:g}")
+    from . import initial_conditions
+    for spec in a.init or []:
+        initial_conditions.apply(sim, spec)
+    outputs.check_for(sim)
+    # said once the set-up is accepted: an error found above is the only line printed
     why = f" ({sim.backend_reason})" if a.backend == "auto" else ""
     log.info("%s/%s: backend %s%s, %s, kernel %s", sim.model, sim.scenario_name, sim.backend,
              why, sim.dtype, sim.kernel)
     for note in sim.notes():
         log.info("%s: %s", sim.model, note)
-    from . import initial_conditions
-    for spec in a.init or []:
-        initial_conditions.apply(sim, spec)
-    outputs.check_for(sim)
 
     end_steps = sim.steps + a.steps if a.steps is not None else None
     t_start, steps_start = sim.t, sim.steps

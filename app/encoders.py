@@ -80,7 +80,8 @@ class EncoderError(OSError):
 
 
 class Mp4Writer:
-    """`append_data(rgb)` frames of one size (uint8, (h, w, 3), w and h multiples of 16);
+    """`append_data(rgb)` frames of one size (uint8, (h, w, 3), w and h even; multiples
+    of 16 encode best);
     `close()` waits for ffmpeg and raises EncoderError if it failed; `kill()` stops it."""
 
     CRF = 15  # what imageio's quality=7 gave (1 - 7/10) * 51

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -114,23 +115,53 @@ def _gl_app():
     """A VisPy app that can render offscreen: the running Qt app in the window, else EGL
     (surfaceless Mesa works without a display). Raises RuntimeError when there is none."""
     import vispy.app
-    try:
-        from PySide6.QtWidgets import QApplication
-        if QApplication.instance() is not None:
-            return vispy.app.Application("pyside6"), "VisPy/OpenGL (Qt)"
-    except ImportError:
-        pass
+    qt = sys.modules.get("PySide6.QtWidgets")  # the window's Qt, never imported here: a
+    if qt is not None and qt.QApplication.instance() is not None:  # headless run loads no Qt
+        return vispy.app.Application("pyside6"), "VisPy/OpenGL (Qt)"
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
     import vispy
     vispy.set_log_level("error")  # headless: VisPy's warnings are not the user's business
     return vispy.app.Application("egl"), "VisPy/OpenGL (EGL, offscreen)"
 
 
+class FollowRange:
+    """A colour range for recordings that shows the dynamics: it contains every frame's data
+    at once (a line plot never runs off its axes, no colour saturates), and when the data
+    occupy less of it (a dam-break column that collapsed) it closes in on them by `rate` of
+    the gap a frame, so the picture neither goes dark nor flickers as each frame's own range
+    would."""
+
+    def __init__(self, rate: float = 0.15):
+        self.rate = rate
+        self.lo = self.hi = None
+
+    def update(self, lo: float, hi: float) -> tuple[float, float]:
+        if self.lo is None:
+            self.lo, self.hi = lo, hi
+        else:
+            self.lo = min(lo, self.lo + self.rate * (lo - self.lo))
+            self.hi = max(hi, self.hi + self.rate * (hi - self.hi))
+        return self.lo, self.hi
+
+
+def describe_range(color_range) -> str:
+    """How a recording's colour range was chosen, for the user."""
+    if color_range == "auto":
+        return "each frame its own colour range"
+    if color_range == "first":
+        return "the first frame's colour range"
+    if color_range in (None, "follow"):
+        return ("a colour range that follows the data (it takes in every frame at once and "
+                "closes in by 15 % of the gap a frame)")
+    return f"colour range {color_range[0]:g} .. {color_range[1]:g}"
+
+
 class Renderer:
     """Draws a simulation's field as the viewer does, into RGB arrays of `size`.
 
-    `color_range`: None or "auto" (the data's range in every picture), (lo, hi) (fixed), or
-    "first" (fixed to the range of the first picture drawn: a recording keeps one scale)."""
+    `color_range`: None or "auto" (the data's range in every picture), (lo, hi) (fixed),
+    "first" (fixed to the range of the first picture drawn) or "follow" (FollowRange: every
+    frame's data inside it, closing in on data that occupy less of it)."""
 
     def __init__(self, sim, field: str | None = None, size=SIZE, scale: ColorScale | None = None,
                  info: SimInfo | None = None, color_range=None):
@@ -142,8 +173,10 @@ class Renderer:
         self.size = (int(size[0]) // 16 * 16, int(size[1]) // 16 * 16)
         self.scale = scale or _default_scale(self.info, self.field)
         self._fix_first = color_range == "first"
+        self.follow = FollowRange() if color_range == "follow" else None
         self.limits = None  # the colour range of the last picture drawn
-        if color_range not in (None, "auto", "first"):
+        self.seen = None    # (min, max) of the field over every picture drawn
+        if color_range not in (None, "auto", "first", "follow"):
             lo, hi = color_range
             self.scale = ColorScale(self.scale.cmap, "fixed", float(lo), float(hi))
         try:
@@ -172,6 +205,14 @@ class Renderer:
 
     def render(self, sim) -> np.ndarray:
         frame = self.frame_of(sim)
+        from .views.colors import finite_range
+        got = finite_range(np.asarray(frame.fields[self.field], np.float64))
+        if got is not None:
+            self.seen = got if self.seen is None else (min(self.seen[0], got[0]),
+                                                       max(self.seen[1], got[1]))
+            if self.follow is not None:
+                lo, hi = self.follow.update(*got)
+                self.scale = ColorScale(self.scale.cmap, "fixed", lo, hi)
         if self.canvas is None:
             from .software import render_software
             self.limits = self.scale.limits(np.asarray(frame.fields[self.field], np.float64))
@@ -225,15 +266,17 @@ class VideoRecorder:
     """MP4 (H.264 by imageio-ffmpeg's ffmpeg) or GIF by extension, streamed (encoders.py): each
     frame goes to the encoder as it is added, so memory does not grow with the recording's length. `add(sim)`
     renders the field like `render_image` (headless); `add_image(rgb)` adds a picture already
-    drawn (the window's canvas). Frames are padded to the first frame's size rounded up to a
-    multiple of 16, so the same run gives the same frames. The file is written under a
+    drawn (the window's canvas). Frames are cut about their centre to the first frame's size
+    rounded down to a multiple of 16 (H.264's macroblock; no black bars), so the same run gives
+    the same frames. The file is written under a
     temporary name in the same folder and renamed at `close()`; `abort()` removes it.
 
-    `color_range` (headless recordings): "first" (default: the first frame's range, fixed for
-    the whole video), "auto" (each frame its own range) or (lo, hi)."""
+    `color_range` (headless recordings): "follow" (default: a range that takes in every
+    frame's data at once and closes in on data that occupy less of it), "first" (the first
+    frame's range, fixed for the whole video), "auto" (each frame its own range) or (lo, hi)."""
 
     def __init__(self, path, sim=None, field: str | None = None, fps: int = 25,
-                 color_range="first"):
+                 color_range="follow"):
         self.path = Path(path)
         check_video_path(self.path)
         suffix = self.path.suffix.lower()
@@ -277,11 +320,10 @@ class VideoRecorder:
         rgb = np.ascontiguousarray(np.asarray(rgb)[..., :3], dtype=np.uint8)
         if self.shape is None:
             h, w = rgb.shape[:2]
-            self.shape = (-(-h // 16) * 16, -(-w // 16) * 16)
-        out = np.zeros(self.shape + (3,), np.uint8)
-        h, w = min(rgb.shape[0], self.shape[0]), min(rgb.shape[1], self.shape[1])
-        out[:h, :w] = rgb[:h, :w]
-        self.writer.append_data(out)
+            if h < 16 or w < 16:
+                raise ParameterError(f"video frame of {w}x{h} pixels; allowed: at least 16x16")
+            self.shape = (h // 16 * 16, w // 16 * 16)
+        self.writer.append_data(fit_frame(rgb, self.shape))
         self.frames += 1
 
     def close(self) -> None:
@@ -313,6 +355,23 @@ class VideoRecorder:
     def _close_renderer(self) -> None:
         if self.renderer is not None:
             self.renderer.close()
+
+
+def fit_frame(rgb: np.ndarray, shape) -> np.ndarray:
+    """`rgb` cut to `shape` (h, w) about its centre (a 754x739 canvas gives its central 752x736:
+    never a black bar); a smaller picture (the window shrank while recording) is centred on
+    its own corner colour, the canvas background."""
+    h, w = shape
+    H, W = rgb.shape[:2]
+    top, left = max(0, (H - h) // 2), max(0, (W - w) // 2)
+    cut = rgb[top:top + h, left:left + w]
+    if cut.shape[:2] == (h, w):
+        return np.ascontiguousarray(cut)
+    out = np.empty((h, w, 3), np.uint8)
+    out[:] = rgb[0, 0]
+    y, x = (h - cut.shape[0]) // 2, (w - cut.shape[1]) // 2
+    out[y:y + cut.shape[0], x:x + cut.shape[1]] = cut
+    return out
 
 
 def _unlink(path) -> None:

@@ -23,6 +23,24 @@ def _validate(model, scenario, params):
     return model, scenario or solvers.describe(model)["scenarios"][0]["name"]
 
 
+def summary(win, wall: float, frames: int) -> str:
+    """One line: what the window shows after `--run-for` (its last frame's step, the profiler's
+    numbers); a number never measured reads 'not measured', never nan."""
+    steps = getattr(win, "last_frame", (0.0, 0))[1]
+    t = getattr(win, "last_frame", (0.0, 0))[0]
+    v = win.profiler.values
+
+    def ms(key):
+        x = v.get(key)
+        return f"{x:.3g} ms" if isinstance(x, (int, float)) and x == x else "not measured"
+    path = v.get("transfer_path")
+    hand = f"{path} ({v.get('transfer_reason', '')})" if path else "not measured"
+    return (f"window: {wall:.1f} s, step {steps} shown at t = {t:.6g} ({steps / wall:.4g} "
+            f"steps/s), {frames} frames drawn ({frames / wall:.3g} frames/s), "
+            f"{v.get('dropped', 0)} dropped; last draw {ms('draw_ms')}, kernel "
+            f"{ms('kernel_ms')} and transfer {ms('transfer_ms')} per frame; hand-over {hand}")
+
+
 def launch(model=None, scenario=None, params=None, backend="auto", dtype="float64",
            run_for=None, screenshot=None) -> int:
     """Open the window (`pdestudio [--model M ...]`). With `run_for` seconds: run that long
@@ -50,20 +68,24 @@ def launch(model=None, scenario=None, params=None, backend="auto", dtype="float6
             QTimer.singleShot(int(1000 * run_for), finish)
 
     def finish():
+        """Pause; the summary and the screenshot wait for the worker to confirm the pause (a
+        slow model finishes its chunk of steps first) and for that state to be drawn, so the
+        printed numbers are those the screenshot shows."""
+        win.worker.running_changed.connect(paused)
         win.worker.submit("run", False)
-        wall = time.perf_counter() - state["t0"]
-        frames = win.frames_shown - state["frames0"]
-        steps = getattr(win, "last_frame", (0.0, 0))[1]
-        v = win.profiler.values
-        print(f"window: {wall:.1f} s, {steps} steps shown ({steps / wall:.4g} steps/s), "
-              f"{frames} frames drawn ({frames / wall:.3g} frames/s), "
-              f"{v.get('dropped', 0)} dropped; last draw {v.get('draw_ms', float('nan')):.3g} ms, "
-              f"kernel {v.get('kernel_ms', float('nan')):.3g} ms and transfer "
-              f"{v.get('transfer_ms', float('nan')):.3g} ms per frame; hand-over "
-              f"{v.get('transfer_path', '?')} ({v.get('transfer_reason', '')})", file=sys.stderr)
-        QTimer.singleShot(300, shoot)
+        QTimer.singleShot(120_000, shoot)  # a chunk that never ends: shoot anyway
+
+    def paused(on):
+        if not on and "wall" not in state:
+            state["wall"] = time.perf_counter() - state["t0"]
+            QTimer.singleShot(400, shoot)
 
     def shoot():
+        if state.get("shot"):
+            return
+        state["shot"] = True
+        wall = state.get("wall", time.perf_counter() - state["t0"])
+        print(summary(win, wall, win.frames_shown - state["frames0"]), file=sys.stderr)
         if screenshot:
             win.grab().save(str(screenshot))
             print(f"wrote {screenshot}", file=sys.stderr)

@@ -7,6 +7,7 @@ the newest frame from its mailbox. Every error lands in the status bar.
 """
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -24,9 +25,30 @@ from .views import COLORMAPS, RANGE_MODES, ColorScale, make_view, view_modes
 from .views.base import BACKGROUND
 from .views.interop import transfer_path
 from .widgets.params import ParamPanel
+from .window_exports import ExportsMixin
 from .widgets.profiler import ProfilerPanel
+from .cpu_sizes import cpu_params
+from .cpu_sizes import note as cpu_note
 from .worker import SolverWorker
 
+def _guard_pyside_refcounts() -> bool:
+    """PySide6 6.12 on CPython < 3.12 drops a reference to None on every call returning void
+    and to True on every signal emission (it relies on 3.12's immortal singletons): after a few
+    thousand calls CPython deallocates None or True and aborts ("Fatal Python error:
+    none_dealloc / bool_dealloc", often at interpreter exit). pyproject pins PySide6 < 6.12 on
+    those Pythons; where that pin was not followed, give the three singletons the large
+    reference count that makes them immortal on 3.12, so the lost references never reach zero."""
+    import PySide6
+    if sys.version_info >= (3, 12) or sys.implementation.name != "cpython" or \
+            tuple(int(v) for v in PySide6.__version__.split(".")[:2]) < (6, 12):
+        return False
+    import ctypes
+    for obj in (None, True, False):  # ob_refcnt is the first field of every object
+        ctypes.c_ssize_t.from_address(id(obj)).value += 1 << 40
+    return True
+
+
+REFCOUNT_GUARD = _guard_pyside_refcounts()
 CANVAS_SIZE = (832, 640)  # divisible by 16 (video frames)
 SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "initial_conditions"
 
@@ -43,13 +65,16 @@ def _keep_pixels(canvas) -> None:
         native.setUpdateBehavior(QOpenGLWidget.UpdateBehavior.PartialUpdate)
         keep_pixels(canvas)
 
-class MainWindow(QMainWindow):
+class MainWindow(ExportsMixin, QMainWindow):
     def __init__(self, backend: str = "auto", dtype: str = "float64"):
         super().__init__()
         self.setWindowTitle("pdestudio")
         self.info = None
         self.view = None
         self.field = None
+        self._field_model = None
+        self._gpu = None  # whether a GPU is usable, asked once
+        self._hints: dict = {}
         self.scale = ColorScale()
         self.recorder = None
         self.record_every = 1
@@ -82,8 +107,12 @@ class MainWindow(QMainWindow):
         self.worker.speedup.connect(self.profiler.show_speedup)
         self.worker.param_refused.connect(self._param_refused)
         self.worker.start()
+        from . import menus
+        menus.add_export_menu(self)
+        menus.add_help_menu(self)
         from .tools import install_all
         install_all(self)  # brush, timeline, comparison, gallery, plots, sessions (app/tools/)
+        menus.add_quit(self)
 
     # ---- layout ---------------------------------------------------------------------------
     def _build_model_dock(self, backend, dtype):
@@ -112,6 +141,14 @@ class MainWindow(QMainWindow):
             lambda i: self.open_model(self.model, self.scenario_box.itemData(i)))
         self.backend_box.activated.connect(lambda i: self.reset())
         self.dtype_box.activated.connect(lambda i: self.reset())
+        self.hint = QLabel()  # what to look for in a gallery preset: stays until another model
+        self.hint.setWordWrap(True)
+        self.hint.setTextFormat(Qt.TextFormat.RichText)
+        self.hint.setStyleSheet("QLabel { background: #2d3a4a; color: #e8eef5; padding: 6px; "
+                                "border-radius: 4px; }")
+        self.hint.hide()
+        self._hint_model = None
+        lay.addWidget(self.hint)
         self.panel = ParamPanel()
         self.panel.changed.connect(self._param_changed)
         self.panel.rejected.connect(lambda n, why: self.show_message(why, True))
@@ -212,8 +249,7 @@ class MainWindow(QMainWindow):
         self.every_box.setRange(1, 10000)
         self.every_box.setToolTip("Record every k-th frame")
         tb.addWidget(self.every_box)
-        tb.addAction("Data…", lambda: self._save_dialog("Field data (*.vtu *.npz)",
-                                                        self.export_data))
+        tb.addAction("Data…", self.choose_data_export)
 
     # ---- model and setup ------------------------------------------------------------------
     @property
@@ -240,12 +276,23 @@ class MainWindow(QMainWindow):
             self.scenario_box.setItemData(self.scenario_box.count() - 1, s["help"],
                                           Qt.ItemDataRole.ToolTipRole)
         self.scenario_box.setCurrentIndex(names.index(scenario))
-        self.panel.build(self.schema, scenario, params)
+        cpu = cpu_params(model, scenario, params) if self.on_cpu() else {}
+        self.panel.build(self.schema, scenario, dict(params or {}, **cpu))
+        self.show_hint("cpu", cpu_note(model, cpu) if cpu else "", model)
         has_mesh = "mesh" in self.panel.params
         self.mesh_button.setEnabled(has_mesh)
         self.mesh_button.setToolTip("Load a surface mesh (OBJ, PLY, STL, OFF, VTK/VTU, Gmsh)"
                                     if has_mesh else f"{model} does not take a mesh file")
         self.reset()
+
+    def on_cpu(self) -> bool:
+        """Whether the simulation runs on NumPy: chosen, or 'auto' without a usable GPU."""
+        backend = self.backend_box.currentText()
+        if backend != "auto":
+            return backend == "numpy"
+        if self._gpu is None:
+            self._gpu = solvers.gpu_available()
+        return not self._gpu
 
     def reset(self, note: str = ""):
         """(Re)create the simulation from the panel; the current one stays if that fails."""
@@ -347,6 +394,11 @@ class MainWindow(QMainWindow):
             if i >= 0:
                 self.scenario_box.setCurrentIndex(i)
         self._pending_mesh = None
+        if self._hint_model is not None and info.model != self._hint_model:
+            self.show_hint("", "", info.model)  # the notes were about another model
+        if self.info is None or self.info.model != info.model:  # another model: no stale numbers
+            self.profiler.clear()
+            self._shown_t0, self._shown_n = time.perf_counter(), 0
         self.info = info
         self.setWindowTitle(f"pdestudio — {info.title or info.model} ({info.scenario}, "
                             f"{info.backend} {info.dtype})")
@@ -365,7 +417,10 @@ class MainWindow(QMainWindow):
         if cur in modes:
             self.mode_box.setCurrentText(cur)
         self.mode_box.setEnabled(len(modes) > 1)
-        self.field = info.default_field if self.field not in info.fields else self.field
+        same_model = self._field_model == info.model  # a reset keeps the field shown; another
+        self._field_model = info.model                # model opens on its own default field
+        self.field = self.field if same_model and self.field in info.fields \
+            else info.default_field
         self.field_box.setCurrentIndex(self.field_box.findData(self.field))
         self._field_range()
         self._rebuild_view()
@@ -403,8 +458,9 @@ class MainWindow(QMainWindow):
                     or not set(self.view.needed(self.field)) <= set(frame.fields):
                 return
             t0 = time.perf_counter()
-            self.view.set_frame(frame, self.field, self.scale)
+            limits = self.view.set_frame(frame, self.field, self.scale)
             self._prep_s = time.perf_counter() - t0
+            self._show_limits(limits)
             self.last_frame = (frame.t, frame.steps)
         finally:
             frame.done()
@@ -415,6 +471,17 @@ class MainWindow(QMainWindow):
             if self._recorded % self.record_every == 0:
                 self.recorder.add_image(self.canvas.render(alpha=False))
             self._recorded += 1
+
+    def _show_limits(self, limits) -> None:
+        """The lo/hi boxes show the colour range in use (auto and symmetric: the data's), unless
+        the user is typing in one of them."""
+        if limits is None or self.scale.mode == "fixed" or \
+                self.lo_edit.hasFocus() or self.hi_edit.hasFocus():
+            return
+        for edit, v in zip((self.lo_edit, self.hi_edit), limits):
+            text = f"{float(v):.4g}"
+            if edit.text() != text:
+                edit.setText(text)
 
     def _draw_start(self, event):
         self._draw_t0 = time.perf_counter()
@@ -438,6 +505,19 @@ class MainWindow(QMainWindow):
         self.run_action.setChecked(on)
         self.run_action.setText("Pause" if on else "Run")
         self.run_action.blockSignals(False)
+
+    def show_hint(self, key: str, html: str, model: str | None = None) -> None:
+        """A note above the parameters (a gallery preset's "Look for: ...", the CPU sizes),
+        kept while `model` is open: the status bar's messages do not replace it. `key` names
+        the note; an empty `html` removes it."""
+        if model != self._hint_model:
+            self._hints.clear()
+            self._hint_model = model
+        self._hints.pop(key, None)
+        if html:
+            self._hints[key] = html
+        self.hint.setText("<br><br>".join(self._hints.values()))
+        self.hint.setVisible(bool(self._hints))
 
     def show_message(self, text: str, error: bool = False):
         self.last_message = (text, error)
@@ -465,8 +545,13 @@ class MainWindow(QMainWindow):
                            self.view.needed(self.field) if self.view else [])
 
     def _range_edited(self):
-        try:
-            self.set_scale(lo=float(self.lo_edit.text()), hi=float(self.hi_edit.text()))
+        if not (self.lo_edit.isModified() or self.hi_edit.isModified()):
+            return  # focus left a box the frames filled in: nothing typed
+        self.lo_edit.setModified(False)
+        self.hi_edit.setModified(False)
+        try:  # a range typed in applies: the mode becomes fixed
+            self.set_scale(mode="fixed", lo=float(self.lo_edit.text()),
+                           hi=float(self.hi_edit.text()))
         except ValueError:
             self.show_message("colour range: lo and hi must be numbers", True)
 
@@ -474,64 +559,6 @@ class MainWindow(QMainWindow):
         if self.view is not None:
             self.view.reset_camera()
             self.canvas.update()
-
-    # ---- exports --------------------------------------------------------------------------
-    def _save_dialog(self, filt: str, action):
-        path, _ = QFileDialog.getSaveFileName(self, "Export", "", filt)
-        if path:
-            action(path)
-
-    def export_png(self, path: str):
-        from .export import write_png
-        write_png(path, self.canvas.render(alpha=False))
-        self.show_message(f"wrote {path}")
-
-    def export_data(self, path: str):
-        if Path(path).suffix.lower() not in (".npz", ".vtu"):
-            self.show_message(f"'{path}': allowed data formats: .npz, .vtu", True)
-            return
-        self.worker.submit("export_data", path)
-
-    def start_recording(self, path: str, every: int | None = None):
-        from .export import VideoRecorder
-        try:
-            self.recorder = VideoRecorder(path, fps=25)
-        except (ParameterError, OSError) as e:
-            self.show_message(str(e), True)
-            return False
-        self.record_every = every or self.every_box.value()
-        self._recorded = 0
-        if self.spf.value() == 0:  # auto depends on timing: fix it so the frames are repeatable
-            self.spf.setValue(max(1, int(self.profiler.values.get("steps_per_frame", 1) or 1)))
-        self.worker.submit("lockstep", True)
-        self.record_action.blockSignals(True)
-        self.record_action.setChecked(True)
-        self.record_action.setText("Stop recording")
-        self.record_action.blockSignals(False)
-        self.show_message(f"recording every {self.record_every}. frame ({self.spf.value()} steps "
-                          f"per frame, no frame dropped) to {path}")
-        return True
-
-    def stop_recording(self):
-        self.worker.submit("lockstep", False)
-        rec, self.recorder = self.recorder, None
-        self.record_action.blockSignals(True)
-        self.record_action.setChecked(False)
-        self.record_action.setText("Record…")
-        self.record_action.blockSignals(False)
-        if rec is not None:
-            rec.close()
-            self.show_message(f"wrote {rec.path} ({rec.frames} frames)")
-
-    def _record_toggled(self, on: bool):
-        if on:
-            path, _ = QFileDialog.getSaveFileName(self, "Record", "", "Video (*.mp4 *.gif)")
-            if not path or not self.start_recording(path):
-                self.record_action.blockSignals(True)
-                self.record_action.setChecked(False)
-                self.record_action.blockSignals(False)
-        else:
-            self.stop_recording()
 
     def closeEvent(self, event):
         if self.recorder is not None:

@@ -189,6 +189,8 @@ class SolverWorker(QThread):
 
     def _cmd_run(self, on):
         was = self.running
+        if was and not on and self._acc["steps"] and self.info is not None:
+            self._emit_stats(force=True)  # the numbers of the run up to the pause
         self._set_running(bool(on) and self.sim is not None)
         if was and not self.running:
             self._publish(wait=True)  # the screen shows the state it paused in

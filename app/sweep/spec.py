@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+from decimal import Decimal
 from pathlib import Path
-
-import numpy as np
 
 from pdestudio import solvers
 from pdestudio.solvers import ParameterError
@@ -29,10 +28,10 @@ def parse_vary(model: str, text: str, scenario: str | None = None) -> tuple[str,
     if ":" in rhs:
         parts = rhs.split(":")
         try:
-            start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
-            if len(parts) != 3:
+            start, stop, count = Decimal(parts[0]), Decimal(parts[1]), int(parts[2])
+            if len(parts) != 3 or not (start.is_finite() and stop.is_finite()):
                 raise ValueError
-        except (ValueError, IndexError):
+        except (ValueError, IndexError, ArithmeticError):
             raise ParameterError(f"--vary '{text}': allowed: NAME=START:STOP:COUNT with numbers "
                                  "START, STOP and an integer COUNT >= 1") from None
         if p["type"] not in ("int", "float"):
@@ -40,7 +39,9 @@ def parse_vary(model: str, text: str, scenario: str | None = None) -> tuple[str,
                                  "give its values as NAME=V1,V2,...")
         if count < 1 or count > 100_000:
             raise ParameterError(f"--vary '{text}': COUNT = {count}; allowed: 1..100000")
-        raw = list(np.linspace(start, stop, count)) if count > 1 else [start]
+        # in decimal, so 0.02:0.06:3 gives 0.04, not linspace's 0.039999999999999994
+        raw = [float(start + (stop - start) * i / (count - 1)) for i in range(count)] \
+            if count > 1 else [float(start)]
         if p["type"] == "int":
             raw = list(dict.fromkeys(int(round(v)) for v in raw))
         else:

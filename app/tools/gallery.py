@@ -74,6 +74,8 @@ class Gallery(QDialog):
         w.open_model(p.model, p.scenario, dict(p.params))
         for field, source in p.init:
             w.apply_initial(field, source)
+        w.show_hint("gallery", f"<b>{p.title}</b> ({p.model} / {p.scenario})<br>"
+                    f"<b>Look for:</b> {p.look_for}", p.model)
         w.show_message(f"gallery: {p.title} ({p.model} / {p.scenario}). Look for: {p.look_for}")
 
 

@@ -84,6 +84,8 @@ class LineView(View):
         self.times.append(frame.t)
         lo, hi = scale.limits_of(self.row_ranges)
         self.limits = (lo, hi)
+        got = self.row_ranges[-1]  # the y axis takes in the curve too: a fixed colour range
+        self.y_range = (min(lo, got[0]), max(hi, got[1])) if got else (lo, hi)  # never clips it
         lut = self.lut(scale.cmap)
         self.line.set_colormap(lut, (lo, hi))
         self.st_node.set_colormap(lut, (lo, hi))
@@ -96,7 +98,7 @@ class LineView(View):
         return lo, hi
 
     def _set_plot_range(self) -> None:
-        lo, hi = self.limits
+        lo, hi = getattr(self, "y_range", self.limits)
         pad = 0.05 * (hi - lo)
         self.plot.camera.rect = (self.x0, lo - pad, self.x1 - self.x0, hi - lo + 2 * pad)
 

@@ -74,6 +74,15 @@ class ProfilerPanel(QWidget):
         if "transfer_reason" in v:
             self.labels["transfer_path"].setToolTip(v["transfer_reason"])
 
+    def clear(self) -> None:
+        """Forget every number (another simulation opened): all rows read '–' until its own
+        statistics arrive."""
+        self.values.clear()
+        for lab in self.labels.values():
+            lab.setText("–")
+            lab.setToolTip("")
+        self.reset_speedup()
+
     def show_speedup(self, r: dict) -> None:
         rate, steps, secs = r["rate"]
         nrate, nsteps, nsecs = r["numpy_rate"]

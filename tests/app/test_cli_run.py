@@ -47,7 +47,7 @@ SLOW_RUN = ("run", "heat-1d", "--backend", "numpy", "--steps", "1000000000", "-q
     (("--export-image", "{d}/x.gif"), "has type '.gif'; allowed: .png, .jpg, .jpeg"),
     (("--export-video", "{d}/x.avi"), "has type '.avi'; allowed: .mp4, .gif"),
     (("--export-image", "{d}/missing/x.png"), "folder '{d}/missing' does not exist"),
-    (("--save", "/proc/x.npz"), "cannot write in folder '/proc'"),
+    (("--save", "/proc/x.npz"), "cannot be written in folder '/proc': it does not accept new files"),
     (("--save", "{d}"), "is a folder; give a file name"),
     (("--save", "{d}/a.npz", "--export-data", "{d}/a.npz"), "is also the checkpoint"),
     (("--export-data", "{d}/a.vti", "--export-every", "5"), "give --export-data OUT.pvd"),

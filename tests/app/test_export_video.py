@@ -118,8 +118,8 @@ def test_colour_range_of_a_recording_is_the_first_frames_unless_asked(tmp_path):
     assert all(used == [0.2, 0.3] for used, _ in got["(0.2, 0.3)"])
 
 
-def test_the_cli_records_with_the_first_frames_range_by_default(tmp_path):
+def test_the_cli_records_with_a_range_that_follows_the_data_by_default(tmp_path):
     # (the modes themselves: the test above; --range's parsing: test_cli_run.py)
     rc, out, err = cli("run", "heat-1d", "--set", "nx=64", "--backend", "numpy", "--steps", "1",
                        "--export-video", tmp_path / "v.gif", "-v")
-    assert rc == 0 and "the first frame's colour range" in err
+    assert rc == 0 and "a colour range that follows the data" in err
