@@ -38,11 +38,11 @@ GEOMETRY_PARAMS = {
     "nx": Param("nx", "int", 128, "Grid points along x.", lo=3, hi=2**24),
     "ny": Param("ny", "int", None, "Grid points along y (empty: square cells).", lo=3,
                 hi=2**14, nullable=True),
-    "L": Param("L", "float", 100.0, "Length of the interval (and of the rectangle's sides "
-               "Lx, Ly when empty).", lo=0, lo_open=True),
+    "L": Param("L", "float", 100.0, "Length of the interval (and of the rectangle's side "
+               "Lx when empty).", lo=0, lo_open=True),
     "Lx": Param("Lx", "float", None, "Width of the rectangle (empty: L).", lo=0, lo_open=True,
                 nullable=True),
-    "Ly": Param("Ly", "float", None, "Height of the rectangle (empty: L).", lo=0, lo_open=True,
+    "Ly": Param("Ly", "float", None, "Height of the rectangle (empty: Lx).", lo=0, lo_open=True,
                 nullable=True),
     "grid": Param("grid", "str", "cell", "Grid points at cell centres ((i + 1/2)·dx) or on "
                   "vertices (i·dx, both ends included).", choices=("cell", "vertex")),

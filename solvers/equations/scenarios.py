@@ -1,7 +1,7 @@
 """The geometry of a model file's run (docs/EQUATIONS.md) and its initial state.
 
-Grids: "interval" (nx, L) and "rectangle" (nx, ny, Lx, Ly; ny empty: square cells; Lx, Ly empty:
-L); coordinates from 0 to L, cell-centred (`grid = "cell"`, the default) or on vertices. Meshes:
+Grids: "interval" (nx, L) and "rectangle" (nx, ny, Lx, Ly; ny empty: square cells; Lx empty: L; Ly
+empty: Lx); coordinates from 0 to L, cell-centred (`grid = "cell"`, the default) or on vertices. Meshes:
 "mesh" with `mesh = FILE` or `surface` = sphere (radius 1) | torus (radii 3 and 1) | tube (the
 snake-like tube of surface_rd) | rectangle (32 × 16) of about `vertices` vertices. Coordinates x, y, z and r = √(x² + y²).
 `noise` is uniform in [−1, 1], one draw per species from the run's seed.
@@ -51,7 +51,7 @@ def build(model: str, p, periodic_axes) -> dict:
                                               "z": np.zeros_like(x), "r": np.abs(x)},
                 "shape": (nx,), "spacing": (hx,)}
     Lx = p["Lx"] if p["Lx"] is not None else p["L"]
-    Ly = p["Ly"] if p["Ly"] is not None else p["L"]
+    Ly = p["Ly"] if p["Ly"] is not None else Lx
     ny = p["ny"] if p["ny"] is not None else max(2, round(nx * Ly / Lx))
     if nx * ny > 2**28:
         raise ParameterError(f"{model}: nx·ny = {nx * ny} nodes; allowed: at most 2^28")
