@@ -97,9 +97,15 @@ class EquationModel(Simulation):
 
     @classmethod
     def _check_params(cls, p):
-        if p["kind"] != "mesh" and p["mesh"]:
-            raise ParameterError(f"{cls.model}: parameter 'mesh' needs kind = 'mesh', not "
-                                 f"'{p['kind']}'")
+        if p["mesh"]:  # a mesh file (--mesh FILE) makes the geometry a mesh
+            p["kind"] = "mesh"
+
+    @classmethod
+    def describe(cls) -> dict:
+        """The schema, plus the model file's own content (`definition`), citation and what to
+        look for."""
+        return {**super().describe(), "definition": cls.definition_source,
+                "citation": cls.citation, "look_for": cls.look_for}
 
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self):
