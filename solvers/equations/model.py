@@ -131,6 +131,13 @@ class EquationModel(Simulation):
         if periodic != mixed:
             raise ParameterError(f"{self.model}: boundary: an axis is periodic for some species "
                                  "only; allowed: periodic for all species or none")
+        from .bc import Side
+        for a in d.algebraic:  # an algebraic operand of lap/div: zero flux or periodic
+            self.sides[a] = ({"all": Side("neumann", ("num", 0.0))} if on_mesh else
+                             {side: Side("periodic" if periodic[i // 2] else "neumann",
+                                         ("num", 0.0))
+                              for i, side in enumerate(("left", "right", "bottom",
+                                                        "top")[:2 * axes])})
         geo = scenarios.build(self.model, p, periodic + [False, False])
         self.mesh, self.coords, self.shape, self.spacing = (geo["mesh"], geo["coords"],
                                                             geo["shape"], geo["spacing"])
