@@ -168,3 +168,28 @@ def test_bad_files_and_values_name_the_section_and_key(tmp_path):
         solvers.create(mid, backend="numpy", boundary="left=periodic")
     with pytest.raises(solvers.ParameterError, match="cannot read model file"):
         solvers.define(str(tmp_path / "missing.toml"))
+
+
+def test_random_expressions_never_escape_a_parameter_error():
+    """A fuzz of the expression language: random token soups of names, operators, brackets,
+    Python syntax and dunders either define a model or raise ParameterError with a column or a
+    length/syntax reason; never another exception, never code run."""
+    rng = np.random.default_rng(26)
+    tokens = ["u", "v", "a", "x", "t", "noise", "lap(", "div(", "grad(", "exp(", "where(", "(",
+              ")", ",", "+", "-", "*", "/", "^", "**", "<", "and", "not", "if", "else", "1",
+              "2.5", "1e308", "__import__", ".", "[", "]", "lambda", ":", "'s'", "__class__",
+              "=", ";", "@", "~", "|", "%", "//", "{", "}", "print(", "u*grad(v))", "0x1F"]
+    seen_ok = seen_bad = 0
+    for i in range(400):
+        text = " ".join(rng.choice(tokens, size=rng.integers(1, 14)))
+        src = {"model": {"name": "fuzz"}, "equations": {"u": text, "v": "lap(v)"},
+               "parameters": {"a": 1.0}}
+        try:
+            solvers.define(src)
+            seen_ok += 1
+        except solvers.ParameterError as e:
+            seen_bad += 1
+            assert "equation of u" in str(e) or "[" in str(e), str(e)
+        errs = solvers.check_model(src)
+        assert all(set(x) == {"message", "section", "key", "column"} for x in errs)
+    assert seen_ok > 0 and seen_bad > 0
