@@ -9,7 +9,8 @@
     left=...; right=...; bottom=...; top=...    per side (sides not named: neumann)
 
 On a mesh only `natural`/`neumann` (zero flux) and `dirichlet: g` (on every boundary vertex,
-g an expression of x, y, z, t) apply.
+g an expression of x, y, z, t) apply; `periodic` (a grid's default carried over by
+`--set kind=mesh`) counts as natural.
 """
 from __future__ import annotations
 
@@ -62,6 +63,8 @@ def parse_boundary(text: str, species: str, axes: int, names: dict, where: str =
                          where, key)
     if axes == 0:
         side = _one(text, species, names, where, key)
+        if side.kind == "periodic":  # a grid's default carried to a surface: zero flux
+            side = Side("neumann", ("num", 0.0))
         if side.kind not in ("neumann", "dirichlet"):
             raise ModelError(f"boundary '{text[:60]}' of {species}: on a mesh only natural "
                              "(zero flux) or dirichlet: value apply", where, key)
