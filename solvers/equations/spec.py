@@ -88,9 +88,14 @@ def load_source(path_or_dict) -> dict:
     if len(text) > MAX_FILE:
         raise ModelError(f"{where} is over {MAX_FILE} characters")
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ModelError(f"{where} is not valid TOML: {e}", "", "", None) from None
+    try:  # plain data only (no dates): it travels in checkpoints and sweep specs as JSON
+        return json.loads(json.dumps(data))
+    except (TypeError, ValueError) as e:
+        raise ModelError(f"{where} holds a value that is not a string, number, boolean, array "
+                         f"or table ({e})") from None
 
 
 class _Collector:
