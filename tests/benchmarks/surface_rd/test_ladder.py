@@ -24,6 +24,7 @@ def random_state(sim, seed=3, spread=1.0):
 
 def start(sim, dtype, **kw):
     """Put the same random state, rounded to `dtype`, on `sim`; returns it (float64)."""
+    sim.check_bounds = False  # random data: the paper's scheme may undershoot its bound
     u0, v0 = random_state(sim, **kw)
     u0 = u0.astype(dtype).astype(np.float64)
     v0 = v0.astype(dtype).astype(np.float64)
@@ -41,6 +42,7 @@ def reference(sim, u0, v0, steps):
     ref.set_field(a, u0)
     ref.set_field(b, v0)
     ref.dt = sim.dt
+    ref.check_bounds = sim.check_bounds = False  # random data: the paper's scheme may undershoot
     ref.step(steps)
     return ref.fields()
 
