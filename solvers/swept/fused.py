@@ -1,4 +1,4 @@
-"""The CUDA scheme of heat-1d, ks-1d and euler-1d: the three GPU strategies of seed 003 (`method`).
+"""The CUDA scheme of heat-1d, ks-1d and euler-1d: the three GPU strategies of docs/MODELS.md [P3] (`method`).
 
     classic        one kernel launch per tier, global memory (the paper's Classic); whole steps
                    of a batched run replayed as CUDA graphs of CLASSIC_GRAPH steps (core's
