@@ -317,6 +317,7 @@ def main(argv=None) -> int:
     try:
         _merge_globals(a)
         handler = cli_log.setup(a.verbosity)
+        _define_model_files(a)
         if a.command is None:
             return a.func(a)
         with cli_log.signals():
@@ -349,6 +350,17 @@ def main(argv=None) -> int:
                      code=1)
     finally:
         cli_log.teardown(handler)
+
+
+def _define_model_files(a) -> None:
+    """A model given as a model file (FILE.toml, docs/EQUATIONS.md) is defined; its id replaces
+    the path."""
+    for key in ("model", "g_model"):
+        v = getattr(a, key, None)
+        if isinstance(v, str) and v.endswith(".toml"):
+            setattr(a, key, solvers.define(v))
+    if isinstance(getattr(a, "models", None), list):
+        a.models = [solvers.define(m) if m.endswith(".toml") else m for m in a.models]
 
 
 def _fail(msg: str, code: int = 2, prefix: str = "pdestudio: error: ") -> int:

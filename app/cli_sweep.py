@@ -58,6 +58,9 @@ def cmd_sweep(a) -> int:
     vary = [specs.parse_vary(a.model, v, scenario) for v in a.vary]
     spec = specs.make_spec(a.model, scenario, fixed, vary, a.backend or "auto",
                            a.dtype or "float64", a.until, a.steps)
+    definition = solvers.describe(a.model).get("definition")
+    if definition is not None:  # a model file: the workers define it too
+        spec["definition"] = definition
     summary = run_sweep(spec, a.out, workers=a.workers, scheduler=a.scheduler,
                         batch=not a.solo)
     log.info("sweep: %d members, %d skipped (finished before), %d ran, %d diverged, %d failed; "

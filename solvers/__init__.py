@@ -17,10 +17,33 @@ from .core.params import validate_all
 from .core.registry import available_models, model_class
 from .core.simulation import Simulation, Snapshot
 
-__all__ = ["available_models", "describe", "validate", "check_param", "create",
+__all__ = ["available_models", "describe", "validate", "check_param", "create", "define",
+           "check_model", "model_latex",
            "create_ensemble", "load", "Simulation", "Snapshot", "ParameterError", "MeshError",
            "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
            "atomic_write"]
+
+
+def define(path_or_dict) -> str:
+    """Register the model of a model file (a path to a .toml file, TOML text, or the same
+    content as a dict; docs/EQUATIONS.md) and return its model id for `create`. Defining the same
+    name again replaces the earlier definition. A bad file raises ParameterError naming the
+    section, the key and the column."""
+    from .core.registry import define as _define
+    return _define(path_or_dict)
+
+
+def check_model(path_or_dict) -> list[dict]:
+    """Every problem of a model file as {message, section, key, column}; [] when it is good.
+    Never raises for bad content (the model editor shows the problems in place)."""
+    from .equations import check_model as _check
+    return _check(path_or_dict)
+
+
+def model_latex(path_or_dict) -> dict:
+    """{species (and algebraic species): LaTeX of its right-hand side} of a model file."""
+    from .equations import model_latex as _latex
+    return _latex(path_or_dict)
 
 
 def describe(model: str) -> dict:

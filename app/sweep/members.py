@@ -85,6 +85,8 @@ def run_member(spec: dict, i: int, out: str) -> dict:
     """Run member i of the sweep alone and write its files; never raises for the member's own
     failures (bad values, a divergence): they are its row's reason."""
     _use_worker_gpu()
+    if spec.get("definition"):  # a model file's model, defined in this worker process
+        solvers.define(spec["definition"])
     params = specs.members(spec)[i]
     row, sim = _row(spec, i, params), None
     t0 = time.perf_counter()

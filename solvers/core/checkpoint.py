@@ -79,6 +79,9 @@ def payload(sim, include_fields: bool = False) -> tuple[dict, dict[str, np.ndarr
         "params": {k: _plain(v) for k, v in sim.params.items()},
         "t": float(sim.t), "steps": int(sim.steps),
         "aux": {k: _plain(v) for k, v in sim._aux_state().items()}}
+    definition = getattr(sim, "definition_source", None)
+    if definition is not None:  # a model defined from a file: the file travels with the state
+        meta["definition"] = definition
     if include_fields:
         arrays.update({f"field/{k}": np.ascontiguousarray(v) for k, v in sim.fields().items()})
         for name in ("x", "y", "points", "cells"):
@@ -230,7 +233,7 @@ def _read_meta(zf, members) -> dict:
 # version-1 release did: a version-1 checkpoint continues with the old computation.
 LEGACY_CHOICES = {"euler-1d": {"scheme": "paper"}, "chemotaxis": {"scheme": "paper"}}
 V1_KEYS = {"version", "model", "scenario", "dtype", "backend", "params", "t", "steps", "aux"}
-V2_KEYS = V1_KEYS | {"format", "arrays", "fields"}
+V2_KEYS = V1_KEYS | {"format", "arrays", "fields", "definition"}
 
 
 def _is_number(v) -> bool:
@@ -328,7 +331,15 @@ def manifest(meta: dict) -> dict:
             "t": float(_count(meta, "t", 1.7976931348623157e308)),
             "steps": int(_count(meta, "steps", MAX_STEPS)),
             "aux": _mapping(meta, "aux", numbers=True, default={}),
-            "arrays": _declared(meta) if version >= 2 else None}
+            "arrays": _declared(meta) if version >= 2 else None,
+            "definition": _definition(meta)}
+
+
+def _definition(meta: dict):
+    d = meta.get("definition")
+    if d is not None and not isinstance(d, dict):
+        raise _Bad(f"has 'definition' = {short_repr(d)}; allowed: a model file's tables")
+    return d
 
 
 # ---- reading: the arrays ----------------------------------------------------------------------
@@ -477,6 +488,14 @@ def load(path, backend: str = "auto", model: str | None = None):
                 raise _Bad(f"is truncated or damaged ({_why(e)})") from None
             if model is not None and m["model"] != model:
                 raise _Bad(f"holds model '{m['model']}', not '{model}'")
+            if m["definition"] is not None:
+                from .registry import define
+                try:
+                    defined = define(m["definition"])
+                except ParameterError as e:
+                    raise _Bad(f"holds a model definition that cannot be used: {e}") from None
+                if defined != m["model"]:
+                    raise _Bad(f"holds a definition of another model than '{m['model']}'")
             if m["model"] not in available_models():
                 raise _Bad(f"holds the unknown model '{m['model']}'; available models: "
                            + ", ".join(available_models()))

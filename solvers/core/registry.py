@@ -16,13 +16,34 @@ _discovered = False
 _FAMILIES_PACKAGE = __name__.rsplit(".", 2)[0]  # pdestudio.solvers
 
 
-def register(cls):
+_DEFINER = []  # the equations family's define(source) -> model id (model files, checkpoints)
+
+
+def register(cls, replace: bool = False):
+    """Register a model class; `replace` lets a model defined from a file be defined again."""
     if not cls.model:
         raise TypeError(f"{cls.__name__} has no model id")
-    if cls.model in _MODELS and _MODELS[cls.model] is not cls:
+    if cls.model in _MODELS and _MODELS[cls.model] is not cls and not replace:
         raise TypeError(f"model id '{cls.model}' registered twice")
     _MODELS[cls.model] = cls
     return cls
+
+
+def unregister(model: str) -> None:
+    _MODELS.pop(model, None)
+
+
+def set_definer(fn) -> None:
+    """Called by the family that turns model definitions (dicts) into registered models."""
+    _DEFINER[:] = [fn]
+
+
+def define(source) -> str:
+    """The model id of a model definition (a model file's content), registered on the way."""
+    discover()
+    if not _DEFINER:
+        raise ParameterError("no family defines models from files")
+    return _DEFINER[0](source)
 
 
 def discover() -> None:

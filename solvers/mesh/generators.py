@@ -1,5 +1,5 @@
 """Generated triangle meshes: a regular rectangle, a long curved tube (a snake's body), a sphere,
-and a disc. Each takes a target vertex count and returns a valid `TriangleMesh` (vectorised:
+a torus and a disc. Each takes a target vertex count and returns a valid `TriangleMesh` (vectorised:
 a million vertices take about a second).
 """
 from __future__ import annotations
@@ -145,6 +145,30 @@ def sphere(vertices: int, radius: float = 1.0) -> TriangleMesh:
     """The icosphere whose vertex count 10·4^level + 2 is nearest to `vertices`."""
     level = max(0, round(math.log(max(vertices - 2, 10) / 10, 4)))
     return icosphere(level, radius)
+
+
+def torus(vertices: int, major: float = 3.0, minor: float = 1.0) -> TriangleMesh:
+    """A closed torus (tube radius `minor` around a circle of radius `major`) of about
+    `vertices` vertices: a periodic nu × nv lattice, nu/nv ≈ major/minor, quads cut by one
+    diagonal (valence 6 everywhere)."""
+    if vertices < 16:
+        raise MeshError(f"torus: vertices = {vertices}; allowed: at least 16")
+    nv = max(4, round(math.sqrt(vertices * minor / major)))
+    nu = max(4, round(vertices / nv))
+    u = 2 * math.pi * np.arange(nu) / nu
+    v = 2 * math.pi * np.arange(nv) / nv
+    U, V = np.meshgrid(u, v, indexing="ij")  # vertex (i, j) = i·nv + j
+    ring = major + minor * np.cos(V)
+    pts = np.column_stack([(ring * np.cos(U)).ravel(), (ring * np.sin(U)).ravel(),
+                           (minor * np.sin(V)).ravel()])
+    i, j = np.meshgrid(np.arange(nu), np.arange(nv), indexing="ij")
+    v00 = (i * nv + j).ravel()
+    v10 = (((i + 1) % nu) * nv + j).ravel()
+    v01 = (i * nv + (j + 1) % nv).ravel()
+    v11 = (((i + 1) % nu) * nv + (j + 1) % nv).ravel()
+    cells = np.stack([np.column_stack([v00, v10, v11]), np.column_stack([v00, v11, v01])],
+                     axis=1).reshape(-1, 3)
+    return TriangleMesh(pts, cells, name=f"torus {nu}x{nv}")
 
 
 def disc(vertices: int, radius: float = 1.0) -> TriangleMesh:

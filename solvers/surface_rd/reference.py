@@ -73,23 +73,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..core.scheme import SchemeBase
+from ..mesh.operators import cotan_laplacian  # noqa: F401  (re-exported: ladder, tests)
 from ..mesh.triangles import TriangleMesh
-
-
-def cotan_laplacian(mesh: TriangleMesh) -> sp.csr_matrix:
-    """L with (L f)_i = 1/(2 A_i) Σ_j w_ij (f_j − f_i), w = cot α + cot β, A = mixed area."""
-    e = mesh.edges
-    w = mesh.cotangent_weights
-    n = mesh.n_vertices
-    rows = np.concatenate([e[:, 0], e[:, 1]])
-    cols = np.concatenate([e[:, 1], e[:, 0]])
-    vals = np.concatenate([w, w]) / (2.0 * mesh.mixed_areas[rows])
-    diag = -np.bincount(rows, weights=vals, minlength=n)
-    a = sp.csr_matrix((np.concatenate([vals, diag]),
-                       (np.concatenate([rows, np.arange(n)]), np.concatenate([cols, np.arange(n)]))),
-                      shape=(n, n))
-    a.sum_duplicates()
-    return a
 
 
 def face_gradient_coefficients(mesh: TriangleMesh) -> np.ndarray:

@@ -1,0 +1,374 @@
+"""CUDA source generated from a model's expression trees (docs/EQUATIONS.md): the body of
+kernels/equations.cu, the same discrete operators as ops.py and the stage form of reference.py.
+
+    eq_stage   one thread per node: reads each species once at the node (and its neighbours for
+               the operators), evaluates the algebraic species, the operator terms and the
+               reaction, and writes the stage  out = a0·U + a1·Y + a2dt·k + a3·acc,
+               acc = (init ? 0 : acc) + bdt·k; Dirichlet nodes take their value at t_out
+    eq_rates   the same k written to R (and, with a positive edge flux on a mesh, the loss rate
+               reduced into *lam by atomicMax on the bit pattern), for the schemes that pick the
+               step from λ (the combination is then done as in reference.py)
+
+C names: species s -> s_<s>, algebraic a -> a_<a>, parameter p -> p_<p> (prefixes keep user names
+clear of C keywords and macros). Neighbour values are computed in inner scopes that shadow the
+node's names, so one expression generator serves both.
+"""
+from __future__ import annotations
+
+_CMP = {"<", "<=", ">", ">=", "==", "!="}
+_FN = {"exp": "exp", "log": "log", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan",
+       "tanh": "tanh", "sinh": "sinh", "cosh": "cosh", "abs": "fabs", "min": "fmin",
+       "max": "fmax"}
+
+
+def num(v: float) -> str:
+    return f"T({float(v)!r})"
+
+
+class Names:
+    def __init__(self, species, algebraic, params):
+        self.species, self.algebraic, self.params = tuple(species), tuple(algebraic), tuple(params)
+
+    def c(self, name: str) -> str:
+        if name in self.species:
+            return f"s_{name}"
+        if name in self.algebraic:
+            return f"a_{name}"
+        if name in self.params:
+            return f"p_{name}"
+        if name == "pi":
+            return "T(3.141592653589793)"
+        return name  # x y z r t
+
+
+def expr(tree, nm: Names) -> str:
+    """C text of an operator-free tree."""
+    k = tree[0]
+    if k == "num":
+        return num(tree[1])
+    if k == "var":
+        return nm.c(tree[1])
+    if k == "neg":
+        return f"(-{expr(tree[1], nm)})"
+    if k in ("add", "sub", "mul", "div"):
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[k]
+        return f"({expr(tree[1], nm)} {op} {expr(tree[2], nm)})"
+    if k == "pow":
+        e = tree[2]
+        if e[0] == "num" and float(e[1]).is_integer() and 1 <= e[1] <= 8:
+            return f"ipow<{int(e[1])}>({expr(tree[1], nm)})"
+        return f"pow({expr(tree[1], nm)}, {expr(e, nm)})"
+    if k == "cmp":
+        return f"(({expr(tree[2], nm)} {tree[1]} {expr(tree[3], nm)}) ? T(1) : T(0))"
+    if k in ("and", "or"):
+        op = "&&" if k == "and" else "||"
+        return (f"((({expr(tree[1], nm)}) != T(0) {op} ({expr(tree[2], nm)}) != T(0)) "
+                "? T(1) : T(0))")
+    if k == "not":
+        return f"((({expr(tree[1], nm)}) == T(0)) ? T(1) : T(0))"
+    if k == "fn":
+        name, args = tree[1], [expr(a, nm) for a in tree[2]]
+        if name == "where":
+            return f"(({args[0]}) != T(0) ? ({args[1]}) : ({args[2]}))"
+        if name == "heaviside":
+            return f"(({args[0]}) >= T(0) ? T(1) : T(0))"
+        if name == "sign":
+            return f"sgn({args[0]})"
+        return f"{_FN[name]}({', '.join(args)})"
+    raise ValueError(f"operator node {k} in an expression")
+
+
+class Generator:
+    """The kernels' source for a simulation `sim` (model.EquationModel after _setup)."""
+
+    def __init__(self, sim):
+        d = sim.definition
+        self.sim, self.d = sim, d
+        self.species, self.alg = d.species, tuple(d.algebraic)
+        self.params = tuple(d.parameters)
+        self.nm = Names(self.species, self.alg, self.params)
+        self.mesh = sim.params["kind"] == "mesh"
+        self.axes = 0 if self.mesh else len(sim.shape)
+        self.vertex = sim.params["grid"] == "vertex"
+        self.terms = {s: sim.central_terms[s] for s in self.species}
+        self.transports = dict(sim.transports)
+
+    # ---- pieces ---------------------------------------------------------------------------
+    def signature(self, kind: str) -> str:
+        a = []
+        for s in self.species:
+            a.append(f"const T* __restrict__ Y_{s}")
+            if kind == "stage":
+                a += [f"const T* __restrict__ U_{s}", f"T* __restrict__ O_{s}",
+                      f"T* __restrict__ A_{s}"]
+            else:
+                a.append(f"T* __restrict__ R_{s}")
+        a += ["const T* __restrict__ P", "const T t", "const T t_out"]
+        if kind == "stage":
+            a += ["const T a0", "const T a1", "const T a2dt", "const T a3", "const T bdt",
+                  "const int acc_init"]
+        else:
+            a.append("T* __restrict__ lam")
+        if self.mesh:
+            a += ["const int n", "const int* __restrict__ indptr", "const int* __restrict__ nbr",
+                  "const T* __restrict__ lw", "const T* __restrict__ hw",
+                  "const T* __restrict__ area", "const T* __restrict__ X",
+                  "const T* __restrict__ Yc", "const T* __restrict__ Z",
+                  "const unsigned char* __restrict__ pinned"]
+        else:
+            a += ["const int nx", "const int ny", "const T hx", "const T hy"]
+        return ",\n    ".join(a)
+
+    def coords(self, index: str, xi: str, yi: str) -> list[str]:
+        if self.mesh:
+            return [f"const T x = X[{index}];", f"const T y = Yc[{index}];",
+                    f"const T z = Z[{index}];", "const T r = sqrt(x * x + y * y);"]
+        off = "T(0)" if self.vertex else "T(0.5)"
+        y = f"(T({yi}) + {off}) * hy" if self.axes == 2 else "T(0)"
+        return [f"const T x = (T({xi}) + {off}) * hx;", f"const T y = {y};", "const T z = T(0);",
+                "const T r = sqrt(x * x + y * y);"]
+
+    def load(self, index: str) -> list[str]:
+        out = [f"const T s_{s} = Y_{s}[{index}];" for s in self.species]
+        out += [f"const T a_{a} = {expr(t, self.nm)};" for a, t in self.d.algebraic.items()]
+        out.append("(void)x; (void)y; (void)z; (void)r;")
+        out += [f"(void)s_{s};" for s in self.species] + [f"(void)a_{a};" for a in self.alg]
+        return out
+
+    def operands(self):
+        """Every (operand, K tree or None) the node's operators need at the neighbours."""
+        ops = []
+        for s in self.species:
+            for t in self.terms[s]:
+                ops.append((t.operand, t.K))
+        return ops
+
+    # ---- grids ----------------------------------------------------------------------------
+    def ghost(self, operand: str, side: str, axis: int) -> str:
+        """C text of the ghost value of `operand` beyond `side` (ops.GridOps._ghost)."""
+        h = "hx" if axis == 0 else "hy"
+        sides = self.sim.sides.get(operand)
+        here = self.nm.c(operand)
+        inner = f"in_{operand}" if self.vertex else here
+        if operand not in self.species or sides[side].kind == "periodic":  # algebraic: zero flux
+            return inner
+        sd = sides[side]
+        shift = {"left": f"- T(0.5) * {h}", "right": f"+ T(0.5) * {h}",
+                 "bottom": f"- T(0.5) * {h}", "top": f"+ T(0.5) * {h}"}[side]
+        fx = "x" if self.vertex or axis == 1 else f"(x {shift})"
+        fy = "y" if self.vertex or axis == 0 else f"(y {shift})"
+        g = f"face_value_{side}_{operand}({fx}, {fy}, t, {here}, P)"
+        if sd.kind == "dirichlet":
+            return f"(T(2) * {g} - {inner})"
+        return f"({inner} + {'T(2) * ' if self.vertex else ''}{h} * {g})"
+
+    def face_functions(self) -> list[str]:
+        """Device functions of the boundary values g(x, y, t, s, P) per side and species."""
+        out = []
+        for s in self.species:
+            for side, sd in (self.sim.sides[s].items() if not self.mesh else []):
+                if sd.kind == "periodic":
+                    continue
+                body = self.param_locals() + [f"const T s_{s} = sv; (void)s_{s};",
+                                              "const T z = T(0); const T r = sqrt(x*x + y*y);",
+                                              "(void)z; (void)r; (void)t;",
+                                              f"return {expr(sd.value, self.nm)};"]
+                out.append(f"template <typename T>\n__device__ __forceinline__ T "
+                           f"face_value_{side}_{s}(const T x, const T y, const T t, const T sv, "
+                           "const T* __restrict__ P)\n{\n    " + "\n    ".join(body) + "\n}")
+        return out
+
+    def param_locals(self) -> list[str]:
+        return ([f"const T p_{p} = P[{i}]; (void)p_{p};" for i, p in enumerate(self.params)])
+
+    def grid_neighbours(self) -> tuple[list[str], dict]:
+        """Code that sets nb_<dir>_<operand> and K<dir>_<k> for the 4 (or 2) directions."""
+        code, ops = [], self.operands()
+        operands = sorted({o for o, _ in ops})
+        ks = [(i, K) for i, (_, K) in enumerate(ops) if K is not None]
+        dirs = [("W", 0, "left", "ix > 0", "i - 1", "i + nx - 1", "ix + 1 < nx", "i + 1"),
+                ("E", 0, "right", "ix + 1 < nx", "i + 1", "i - (nx - 1)", "ix > 0", "i - 1")]
+        if self.axes == 2:
+            dirs += [("S", 1, "bottom", "iy > 0", "i - nx", "i + nx * (ny - 1)", "iy + 1 < ny",
+                      "i + nx"),
+                     ("N", 1, "top", "iy + 1 < ny", "i + nx", "i - nx * (ny - 1)", "iy > 0",
+                      "i - nx")]
+        per = {0: self._periodic(0), 1: self._periodic(1) if self.axes == 2 else False}
+        for d, axis, side, inside, j_in, j_wrap, has_inner, j_inner in dirs:
+            for o in operands:
+                code.append(f"T nb_{d}_{o};")
+            for i, _ in ks:
+                code.append(f"T K{d}_{i};")
+            wrap = f"({inside}) ? ({j_in}) : ({j_wrap})" if per[axis] else j_in
+            cond = "true" if per[axis] else inside
+            xi, yi = (("(j % nx)", "(j / nx)"))
+            code.append(f"if ({cond}) {{")
+            code.append(f"    const int j = {wrap};")
+            code += ["    " + c for c in self.coords("j", xi, yi)]
+            code += ["    " + c for c in self.load("j")]
+            code += [f"    nb_{d}_{o} = {self.nm.c(o)};" for o in operands]
+            code += [f"    K{d}_{i} = {expr(K, self.nm)};" for i, K in ks]
+            code.append("} else {")
+            if self.vertex:  # the ghost mirrors the node inside (ops.GridOps._ghost)
+                code.append("    {")
+                code.append(f"        const int j = {j_inner};")
+                code += ["        " + c for c in self.coords("j", xi, yi)]
+                code += ["        " + c for c in self.load("j")]
+                code += [f"        in_{o} = {self.nm.c(o)};" for o in operands]
+                code.append("    }")
+            code += [f"    nb_{d}_{o} = {self.ghost(o, side, axis)};" for o in operands]
+            code += [f"    K{d}_{i} = K_{i};" for i, _ in ks]
+            code.append("}")
+        return code, dict(ks)
+
+    def _periodic(self, axis: int) -> bool:
+        side = ("left", "bottom")[axis]
+        return all(self.sim.sides[s][side].kind == "periodic" for s in self.species)
+
+    def grid_operator(self, index: int, term) -> str:
+        o = self.nm.c(term.operand)
+        axes = [("W", "E", "hx")] + ([("S", "N", "hy")] if self.axes == 2 else [])
+        parts = []
+        for lo, hi, h in axes:
+            a, b = f"nb_{lo}_{term.operand}", f"nb_{hi}_{term.operand}"
+            if term.kind == "lap":
+                parts.append(f"({a} - T(2) * {o} + {b}) / ({h} * {h})")
+            else:
+                k, klo, khi = f"K_{index}", f"K{lo}_{index}", f"K{hi}_{index}"
+                parts.append(f"(T(0.5) * ({k} + {khi}) * ({b} - {o}) - T(0.5) * ({klo} + {k})"
+                             f" * ({o} - {a})) / ({h} * {h})")
+        return " + ".join(parts)
+
+    # ---- meshes ---------------------------------------------------------------------------
+    def mesh_loop(self) -> list[str]:
+        ops = self.operands()
+        code = [f"T sum_{i} = T(0);" for i in range(len(ops))]
+        for s, tr in self.transports.items():
+            code += [f"T flux_{s} = T(0), loss_{s} = T(0);"]
+        code += [f"const T c_{o} = {self.nm.c(o)};" for o in sorted({o for o, _ in ops}
+                                                                   | set(self.transports)
+                                                                   | {t.v for t in
+                                                                      self.transports.values()})]
+        code.append("for (int k = indptr[i]; k < indptr[i + 1]; ++k) {")
+        code.append("    const int j = nbr[k];")
+        code += ["    " + c for c in self.coords("j", "", "")]
+        code += ["    " + c for c in self.load("j")]
+        for i, (o, K) in enumerate(ops):
+            diff = f"({self.nm.c(o)} - c_{o})"
+            if K is None:
+                code.append(f"    sum_{i} += lw[k] * {diff};")
+            else:
+                code.append(f"    sum_{i} += hw[k] * (T(0.5) * (K_{i} + ({expr(K, self.nm)})))"
+                            f" * {diff};")
+        for s, tr in self.transports.items():
+            code.append(f"    sg_edge(hw[k], c_{s}, {self.nm.c(s)}, {self.nm.c(tr.v)} - c_{tr.v},"
+                        f" D_{s}, alpha_{s}, flux_{s}, loss_{s});")
+        code.append("}")
+        return code
+
+    # ---- the kernels ----------------------------------------------------------------------
+    def rates(self) -> list[str]:
+        """The body computing k_<s> for every species at node i."""
+        ops = self.operands()
+        body = self.param_locals()
+        if self.mesh:
+            body += self.coords("i", "", "")
+        else:
+            body += ["const int ix = i % nx, iy = i / nx; (void)iy;"]
+            body += self.coords("i", "ix", "iy")
+        body += self.load("i")
+        for i, (o, K) in enumerate(ops):
+            if K is not None:
+                body.append(f"const T K_{i} = {expr(K, self.nm)};")
+        for s, tr in self.transports.items():
+            body.append(f"const T D_{s} = {expr(tr.D, self.nm)};")
+            body.append(f"const T alpha_{s} = {expr(tr.alpha, self.nm)};")
+        if self.mesh:
+            body += self.mesh_loop()
+        else:
+            if self.vertex:
+                body += [f"T in_{o};" for o in sorted({o for o, _ in ops})]
+            code, _ = self.grid_neighbours()
+            body += code
+        idx = 0
+        for s in self.species:
+            parts = []
+            for t in self.terms[s]:
+                if self.mesh:
+                    op = f"sum_{idx}" if t.kind == "lap" else f"(sum_{idx} / area[i])"
+                else:
+                    op = f"({self.grid_operator(idx, t)})"
+                parts.append(f"({expr(t.coef, self.nm)}) * {op}")
+                idx += 1
+            body.append(f"const T react_{s} = {expr(self.sim.splits[s].reaction, self.nm)};")
+            if s in self.transports:
+                parts.insert(0, f"(flux_{s} / area[i])")
+            parts.append(f"react_{s}")
+            body.append(f"const T k_{s} = " + " + ".join(parts) + ";")
+        return body
+
+    def pins(self) -> list[str]:
+        """Per species: the condition and C value of a pinned (Dirichlet) node."""
+        out = {}
+        for s in self.species:
+            if self.mesh:
+                sd = self.sim.sides[s]["all"]
+                if sd.kind == "dirichlet":
+                    out[s] = ("pinned[i]", "all", sd)
+            elif self.vertex:
+                conds = []
+                for side, sd in self.sim.sides[s].items():
+                    if sd.kind == "dirichlet":
+                        c = {"left": "ix == 0", "right": "ix == nx - 1", "bottom": "iy == 0",
+                             "top": "iy == ny - 1"}[side]
+                        conds.append((c, side, sd))
+                if conds:
+                    out[s] = conds
+        return out
+
+    def pin_code(self, s: str, var: str) -> list[str]:
+        pins = self.pins().get(s)
+        if not pins:
+            return []
+        code = []
+        if self.mesh:
+            sd = pins[2]
+            code.append(f"if (pinned[i]) {{ const T t = t_out; (void)t; "
+                        f"{var} = {expr(sd.value, self.nm)}; }}")
+        else:
+            for cond, side, sd in pins:
+                code.append(f"if ({cond}) {var} = face_value_{side}_{s}(x, y, t_out, {var}, P);")
+        return code
+
+    def source(self) -> str:
+        body = self.rates()
+        stage = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
+                 f"if (i >= {'n' if self.mesh else 'nx * ny'}) return;"] + body
+        for s in self.species:
+            stage += [f"T o_{s} = (a0 == T(1)) ? U_{s}[i] : a0 * U_{s}[i];",
+                      f"if (a1 != T(0)) o_{s} += a1 * s_{s};",
+                      f"o_{s} += a2dt * k_{s};",
+                      f"if (a3 != T(0)) o_{s} += a3 * A_{s}[i];",
+                      f"if (bdt != T(0)) A_{s}[i] = (acc_init ? T(0) : A_{s}[i]) + bdt * k_{s};"]
+            stage += self.pin_code(s, f"o_{s}")
+            stage.append(f"O_{s}[i] = o_{s};")
+        rates = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
+                 "T my_lam = T(0);",
+                 f"if (i < {'n' if self.mesh else 'nx * ny'}) {{"] + ["    " + b for b in body]
+        for s in self.species:
+            rates.append(f"    R_{s}[i] = k_{s};")
+        for s in self.transports:
+            rates.append(f"    const T lr_{s} = (s_{s} > T(0)) ? fmax(-react_{s} / s_{s}, T(0))"
+                         " : T(0);")
+            rates.append(f"    my_lam = fmax(my_lam, loss_{s} / area[i] + lr_{s});")
+            rates.append(f"    if (!(loss_{s} / area[i] + lr_{s} >= T(0))) "
+                         "my_lam = real_inf<T>();")
+        rates.append("}")
+        rates.append("(void)t_out;")
+        rates.append("if (lam != nullptr) lam_max(lam, my_lam);")
+        parts = self.face_functions()
+        parts.append("template <typename T>\n__global__ void eq_stage(\n    "
+                     + self.signature("stage") + ")\n{\n    " + "\n    ".join(stage) + "\n}")
+        parts.append("template <typename T>\n__global__ void eq_rates(\n    "
+                     + self.signature("rates") + ")\n{\n    " + "\n    ".join(rates) + "\n}")
+        return "\n\n".join(parts) + "\n"

@@ -1,0 +1,232 @@
+"""The fused CUDA scheme of model files (docs/EQUATIONS.md): kernels generated from the model's
+trees (codegen.py) into kernels/equations.cu's marker, compiled by core/backend.py's
+`load_kernels` once per (source, dtype) — the generated file is named by the SHA-256 of its text,
+so the same tree and dtype reuse the compiled module.
+
+Explicit integrators: one `eq_stage` launch per stage (the stage form of reference.py), the
+stages ping-ponging between two buffer sets; the state is rebound to the last one. Models with a
+positive edge flux on a mesh launch `eq_rates` per stage (rates and the loss-rate maximum, one
+device-to-host read per step for the adaptive step) and combine on the device as reference.py
+does. integrator=imex: the rates from `eq_rates` without the implicit terms, then the solves of
+imex.py on the device (cupyx FFT/DCT or CG).
+
+The tables on meshes are the CSR one-ring of the mesh (int32): per directed entry the
+Laplacian's weight L_ij = w_ij/(2A_i) (`lw`) and the half cotangent weight h_ij (`hw`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ..core.scheme import SchemeBase
+from .codegen import Generator
+from .reference import TABLEAUS, THETA
+
+TEMPLATE = Path(__file__).resolve().parent / "kernels" / "equations.cu"
+MARKER = "// @GENERATED@"
+BLOCK = 256
+
+
+def kernel_source(sim) -> str:
+    """kernels/equations.cu with the model's generated part in place of the marker."""
+    return TEMPLATE.read_text().replace(MARKER, Generator(sim).source())
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pdestudio" / "equations"
+
+
+def compile_kernels(sim) -> dict:
+    """{"eq_stage", "eq_rates"} RawKernels of `sim`'s model in its dtype (cached)."""
+    from ..core.backend import load_kernels
+    src = kernel_source(sim)
+    digest = hashlib.sha256((src + sim.dtype).encode()).hexdigest()[:24]
+    folder = _cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"model_{digest}.cu"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(src)
+        os.replace(tmp, path)
+    return load_kernels(path, sim.dtype, ["eq_stage", "eq_rates"],
+                        include_dirs=(TEMPLATE.parent,))
+
+
+def mesh_tables(mesh):
+    """(indptr, nbr, lw, hw) of the mesh's one-ring in CSR order (float64, int32)."""
+    from ..mesh.operators import cotan_laplacian
+    n = mesh.n_vertices
+    indptr, nbr = (np.asarray(a) for a in mesh.vertex_vertex)
+    rows = np.repeat(np.arange(n), np.diff(indptr))
+    keys = rows.astype(np.int64) * n + nbr
+    L = cotan_laplacian(mesh).tocoo()
+    off = L.row != L.col
+    lw = np.zeros(len(keys))
+    lw[np.searchsorted(keys, L.row[off].astype(np.int64) * n + L.col[off])] = L.data[off]
+    e = mesh.edges
+    h = 0.5 * np.asarray(mesh.cotangent_weights)
+    hw = np.zeros(len(keys))
+    hw[np.searchsorted(keys, e[:, 0].astype(np.int64) * n + e[:, 1])] = h
+    hw[np.searchsorted(keys, e[:, 1].astype(np.int64) * n + e[:, 0])] = h
+    return indptr.astype(np.int32), nbr.astype(np.int32), lw, hw
+
+
+class FusedEquations(SchemeBase):
+    """The fused scheme (module docstring) on CuPy."""
+
+    def __init__(self, sim):
+        super().__init__(sim)
+        import cupy as cp
+        self.cp = cp
+        self.k = compile_kernels(sim)
+        real = sim.real
+        self.P = cp.asarray([sim.user_params[p] for p in sim.definition.parameters] or [0.0],
+                            dtype=real)
+        if sim.params["kind"] == "mesh":
+            indptr, nbr, lw, hw = mesh_tables(sim.mesh)
+            pinned = np.zeros(sim.mesh.n_vertices, np.uint8)
+            if any(sim.sides[s]["all"].kind == "dirichlet" for s in sim.species):
+                pinned[np.asarray(sim.mesh.boundary_vertices)] = 1
+            c = sim.coords
+            self.geo = (np.int32(sim.mesh.n_vertices), cp.asarray(indptr), cp.asarray(nbr),
+                        cp.asarray(lw, dtype=real), cp.asarray(hw, dtype=real),
+                        cp.asarray(sim.mesh.mixed_areas, dtype=real),
+                        cp.asarray(c["x"], dtype=real), cp.asarray(c["y"], dtype=real),
+                        cp.asarray(c["z"], dtype=real), cp.asarray(pinned))
+            self.n = int(sim.mesh.n_vertices)
+        else:
+            shape = sim.shape
+            nx, ny = shape[-1], (shape[0] if len(shape) == 2 else 1)
+            hx = sim.spacing[0]
+            hy = sim.spacing[1] if len(sim.spacing) > 1 else 1.0
+            self.geo = (np.int32(nx), np.int32(ny), real(hx), real(hy))
+            self.n = nx * ny
+        self.grid = ((self.n + BLOCK - 1) // BLOCK,)
+        self.buffers = [{s: cp.empty_like(sim.state[s]) for s in sim.species} for _ in range(2)]
+        self.acc = {s: cp.empty_like(sim.state[s]) for s in sim.species}
+        self.lam = cp.zeros(1, dtype=real)
+        self.imex = None
+        if sim.params["integrator"] == "imex":
+            from .imex import ImexReference
+            self.imex = ImexReference(sim)
+            self.imex.rates = FusedImexRates(self, self.imex.rates)
+
+    def invalidate(self):
+        self.P[...] = self.cp.asarray([self.sim.user_params[p] for p in
+                                       self.sim.definition.parameters] or [0.0],
+                                      dtype=self.sim.real)
+
+    def rates(self, Y, t):
+        """({species: rate}, λ max or None) on the device."""
+        cp, sim = self.cp, self.sim
+        R = {s: cp.empty_like(Y[s]) for s in sim.species}
+        args = []
+        for s in sim.species:
+            args += [Y[s], R[s]]
+        self.lam.fill(0)
+        self.k["eq_rates"](self.grid, (BLOCK,), tuple(args) + (
+            self.P, sim.real(t), sim.real(t), self.lam) + self.geo)
+        return R, (float(self.lam.get()[0]) if sim.transports else None)
+
+    def step(self, t, dt_limit):
+        sim = self.sim
+        if self.imex is not None:
+            return self._imex_step(t, dt_limit)
+        dt = sim.dt if dt_limit is None else min(sim.dt, dt_limit)
+        stages = TABLEAUS[sim.params["integrator"]]
+        U = dict(sim.state)
+        Y = U
+        if sim.transports:
+            return self._combined_step(t, dt, stages, U)
+        real = sim.real
+        for i, (c, a0, a1, a2, a3, b) in enumerate(stages):
+            out = self.buffers[0] if Y is not self.buffers[0] else self.buffers[1]
+            t_out = t + (stages[i + 1][0] if i + 1 < len(stages) else 1.0) * dt
+            args = []
+            for s in sim.species:
+                args += [Y[s], U[s], out[s], self.acc[s]]
+            self.k["eq_stage"](self.grid, (BLOCK,), tuple(args) + (
+                self.P, real(t + c * dt), real(t_out), real(a0), real(a1), real(a2 * dt),
+                real(a3), real(b * dt), np.int32(i == 0)) + self.geo)
+            Y = out
+        self._install(Y, U)
+        return dt
+
+    def _install(self, Y, U):
+        sim = self.sim
+        for s in sim.species:
+            sim.state[s] = Y[s]
+        # the old state's arrays become a free buffer set
+        if Y is self.buffers[0]:
+            self.buffers[0] = dict(U)
+        elif Y is self.buffers[1]:
+            self.buffers[1] = dict(U)
+
+    def _combined_step(self, t, dt, stages, U):
+        """Rates kernel + device combination (positive-flux models; reference.py's order)."""
+        sim, real = self.sim, self.sim.real
+        Y, acc = U, None
+        for i, (c, a0, a1, a2, a3, b) in enumerate(stages):
+            k, lam = self.rates(Y, t + c * dt)
+            if i == 0 and lam is not None:
+                if not lam >= 0 or lam == float("inf"):
+                    return float("nan")
+                if lam > 0:
+                    dt = min(dt, THETA / lam)
+            nxt = {}
+            for s in sim.species:
+                v = U[s] if a0 == 1.0 else real(a0) * U[s]
+                if a1:
+                    v = v + real(a1) * Y[s]
+                v = v + real(a2 * dt) * k[s]
+                if a3:
+                    v = v + real(a3) * acc[s]
+                nxt[s] = v
+            if b:
+                acc = {s: (0 if acc is None else acc[s]) + real(b * dt) * k[s]
+                       for s in sim.species}
+            Y = nxt
+        self.pinner.pin(Y, t + dt)
+        for s in sim.species:
+            sim.state[s] = Y[s]
+        return dt
+
+    @property
+    def pinner(self):
+        """reference.py's Dirichlet pins on the device (positive-flux models)."""
+        if not hasattr(self, "_pin_ref"):
+            from .reference import ExplicitReference
+            self._pin_ref = ExplicitReference(self.sim)
+        return self._pin_ref
+
+    def _imex_step(self, t, dt_limit):
+        return self.imex.step(t, dt_limit)
+
+
+class FusedImexRates:
+    """The explicit rates of imex.py from the generated kernel: every term, minus the implicit
+    c·lap(s) terms computed on the device's sparse/stencil operators."""
+
+    def __init__(self, fused: FusedEquations, rates):
+        self.fused, self.base = fused, rates
+
+    def __getattr__(self, name):
+        return getattr(self.base, name)
+
+    def __call__(self, Y, t, implicit=()):
+        k, lam = self.fused.rates(Y, t)
+        if implicit:
+            env = self.base.env(Y, t)
+            ops = self.fused.imex.ops
+            for s, term in implicit:
+                c = self.base.ev(term.coef, env)
+                k[s] = k[s] - c * ops.lap(Y[s], s, env, self.base.ev)
+        return k, lam
+
+
+def fused_scheme(sim):
+    return FusedEquations(sim)

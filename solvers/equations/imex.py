@@ -1,0 +1,241 @@
+"""integrator=imex for model files (docs/EQUATIONS.md): the constant-coefficient lap terms c·lap(s)
+of a species' own equation implicit, everything else explicit (semi-implicit Euler):
+
+    (I − dt·c·L₀) s⁺ = s + dt·(f(s) − c·L₀ s)
+
+L₀ is the Laplacian with homogeneous boundary conditions (the boundary values' contributions,
+lap(s) − L₀ s, stay in the explicit part, so the scheme is consistent for any boundary). The
+explicit step is bounded by the remaining diffusion only.
+
+Solves: cell-centred grids diagonalise L₀ per axis with fast transforms (scipy.fft / cupyx):
+periodic rFFT, Neumann–Neumann DCT-II, Dirichlet–Dirichlet DST-II, Dirichlet–Neumann DST-IV,
+Neumann–Dirichlet DCT-IV, eigenvalues −(2 − 2cos θ_k)/h². Vertex grids and meshes solve the
+sparse system: on meshes the symmetric form (A + dt·c·K) s⁺ = A·rhs (A the mixed areas, K the
+cotangent stiffness) by conjugate gradients with a Jacobi preconditioner (scipy.sparse or
+cupyx.scipy.sparse), Dirichlet vertices eliminated.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .reference import ExplicitReference
+
+TRANSFORMS = {("P", "P"): None, ("N", "N"): ("dct", 2, 0.0), ("D", "D"): ("dst", 2, 1.0),
+              ("D", "N"): ("dst", 4, 0.5), ("N", "D"): ("dct", 4, 0.5)}
+
+
+def _hom(kind: str) -> str:
+    return {"periodic": "P", "dirichlet": "D"}.get(kind, "N")
+
+
+class ImexReference(ExplicitReference):
+    def __init__(self, sim):
+        super().__init__(sim)
+        self.implicit = sim.implicit_terms()
+        self._solvers = {}
+
+    def step(self, t, dt_limit):
+        sim = self.sim
+        dt = sim.dt if dt_limit is None else min(sim.dt, dt_limit)
+        U = dict(sim.state)
+        k, lam = self.rates(U, t, implicit=self.implicit)
+        if lam is not None:
+            if not lam >= 0:
+                return float("nan")
+            if lam > 0:
+                dt = min(dt, 0.9 / lam)
+        env = self.rates.env(U, t)
+        out = {}
+        for s in sim.species:
+            rhs = U[s] + sim.real(dt) * k[s]
+            for sp_, term in self.implicit:
+                if sp_ != s:
+                    continue
+                c = float(self.rates.ev(term.coef, env))
+                # the boundary values' part of c·lap(s) stays explicit
+                rhs = rhs + sim.real(dt * c) * (self.ops.lap(U[s], s, env, self.rates.ev)
+                                                - self.hom_lap(U[s], s))
+                rhs = self.solve(rhs, s, dt * c, t + dt)
+            out[s] = rhs
+        self.pin(out, t + dt)
+        for s in sim.species:
+            sim.state[s] = out[s]
+        return dt
+
+    # ---- the homogeneous Laplacian and its solves ---------------------------------------
+    def _axes(self, s):
+        names = ("left", "right", "bottom", "top")
+        ops = self.ops
+        out = []
+        for a in range(ops.axes):
+            lo, hi = ops.sides[s][names[2 * a]], ops.sides[s][names[2 * a + 1]]
+            out.append((ops.axes - 1 - a, _hom(lo.kind), _hom(hi.kind), ops.h[a]))
+        return out
+
+    def hom_lap(self, f, s):
+        """L₀ f: the Laplacian with homogeneous boundary values."""
+        ops, xp = self.ops, self.sim.xp
+        if not hasattr(ops, "axes"):
+            return ops.L @ f
+        return (self._matrix(s) @ f.ravel()).reshape(f.shape)
+
+    def _matrix(self, s):
+        key = ("L0", s)
+        if key not in self._solvers:
+            mats = []
+            for ax, lo, hi, h in self._axes(s):
+                n = self.ops.shape[ax]
+                T = sp.diags([np.ones(n - 1), -2 * np.ones(n), np.ones(n - 1)], [-1, 0, 1],
+                             format="lil")
+                vertex = self.ops.vertex
+                for end, kind in ((0, lo), (n - 1, hi)):
+                    other = 1 if end == 0 else n - 2
+                    if kind == "P":
+                        T[end, n - 1 - end] += 1
+                    elif kind == "N":
+                        T[end, other if vertex else end] += 1
+                    elif vertex:  # pinned node: no rate
+                        T[end, :] = 0
+                    else:
+                        T[end, end] -= 1
+                mats.append((ax, T.tocsr() / h**2))
+            size = self.ops.shape
+            L = None
+            for ax, T in mats:
+                left = sp.identity(int(np.prod(size[:ax])), format="csr")
+                right = sp.identity(int(np.prod(size[ax + 1:])), format="csr")
+                term = sp.kron(sp.kron(left, T), right, format="csr")
+                L = term if L is None else L + term
+            xp = self.sim.xp
+            if xp is np:
+                self._solvers[key] = L.astype(self.sim.real)
+            else:
+                import cupyx.scipy.sparse as csp
+                self._solvers[key] = csp.csr_matrix(L.astype(self.sim.real))
+            self._solvers[("L0host", s)] = L
+        return self._solvers[key]
+
+    def solve(self, rhs, s, dtc: float, t_new: float):
+        ops = self.ops
+        if not hasattr(ops, "axes"):
+            return self._mesh_solve(rhs, s, dtc, t_new)
+        if not ops.vertex:
+            return self._spectral(rhs, s, dtc)
+        xp = self.sim.xp
+        key = ("lu", s, dtc)
+        self._matrix(s)
+        if key not in self._solvers:
+            A = sp.identity(ops.size, format="csc") - dtc * self._solvers[("L0host", s)].tocsc()
+            if xp is np:
+                from scipy.sparse.linalg import splu
+                self._solvers = {k: v for k, v in self._solvers.items() if k[0] != "lu"}
+                self._solvers[key] = splu(A)
+            else:
+                import cupyx.scipy.sparse as csp
+                self._solvers[key] = csp.csr_matrix(A.tocsr().astype(self.sim.real))
+        f = self._solvers[key]
+        if xp is np:
+            return f.solve(np.asarray(rhs, dtype=np.float64).ravel()).reshape(rhs.shape).astype(
+                self.sim.real)
+        from cupyx.scipy.sparse.linalg import spsolve
+        return spsolve(f, rhs.ravel()).reshape(rhs.shape).astype(self.sim.real)
+
+    def _fft(self):
+        if self.sim.xp is np:
+            import scipy.fft as fft
+        else:
+            import cupyx.scipy.fft as fft
+        return fft
+
+    def _spectral(self, rhs, s, dtc):
+        xp = self.sim.xp
+        if xp is not np:
+            try:
+                return self._spectral_on(rhs, s, dtc, xp, self._fft())
+            except (AttributeError, NotImplementedError, ValueError, TypeError):
+                # a transform cupyx lacks (e.g. DST-IV): this solve on the host
+                import scipy.fft as host_fft
+                host = self._spectral_on(xp.asnumpy(rhs), s, dtc, np, host_fft)
+                return xp.asarray(host)
+        return self._spectral_on(rhs, s, dtc, np, self._fft())
+
+    def _spectral_on(self, rhs, s, dtc, xp, fft):
+        axes = self._axes(s)
+        u = rhs
+        denom = 1.0
+        periodic = [ax for ax, lo, hi, h in axes if lo == "P"]
+        for ax, lo, hi, h in axes:  # the real transforms first
+            tr = TRANSFORMS[(lo, hi)]
+            if tr is None:
+                continue
+            kind, typ, shift = tr
+            u = getattr(fft, kind)(u, type=typ, axis=ax, norm="ortho")
+        if periodic:
+            u = fft.rfftn(u, axes=periodic)
+        for ax, lo, hi, h in axes:
+            n = rhs.shape[ax]
+            tr = TRANSFORMS[(lo, hi)]
+            if tr is None:
+                k = xp.arange(n // 2 + 1 if ax == periodic[-1] else n)
+                theta = 2 * np.pi * k / n
+            else:
+                theta = np.pi * (xp.arange(n) + tr[2]) / n
+            lam = -(2 - 2 * xp.cos(theta)) / h**2
+            shape = [1] * rhs.ndim
+            shape[ax] = -1
+            denom = denom - dtc * lam.reshape(shape)
+        u = u / denom
+        if periodic:
+            u = fft.irfftn(u, s=[rhs.shape[a] for a in periodic], axes=periodic)
+        for ax, lo, hi, h in axes:
+            tr = TRANSFORMS[(lo, hi)]
+            if tr is None:
+                continue
+            kind, typ, shift = tr
+            u = getattr(fft, "i" + kind)(u, type=typ, axis=ax, norm="ortho")
+        return xp.ascontiguousarray(u.real if xp.iscomplexobj(u) else u).astype(self.sim.real)
+
+    def _mesh_solve(self, rhs, s, dtc, t_new):
+        xp = self.sim.xp
+        ops = self.ops
+        key = ("mesh", s, dtc)
+        if key not in self._solvers:
+            area = np.asarray(self.sim.mesh.mixed_areas)
+            K = -sp.diags(area) @ ops.L64  # the symmetric cotangent stiffness
+            A = (sp.diags(area) + dtc * K).tocsr()
+            pinned = ops.pinned(s)
+            free = np.ones(ops.size, bool)
+            for idx, _ in pinned:
+                free[idx] = False
+            fi = np.flatnonzero(free)
+            bi = np.flatnonzero(~free)
+            Aff, Afb = A[fi][:, fi], A[fi][:, bi]
+            conv = (lambda m: m.astype(self.sim.real)) if xp is np else (
+                lambda m: __import__("cupyx.scipy.sparse", fromlist=["x"]).csr_matrix(
+                    m.astype(self.sim.real)))
+            self._solvers = {k: v for k, v in self._solvers.items() if k[0] != "mesh"}
+            self._solvers[key] = (conv(Aff), conv(Afb), xp.asarray(fi), xp.asarray(bi),
+                                  xp.asarray(1.0 / Aff.diagonal(), dtype=self.sim.real),
+                                  xp.asarray(area, dtype=self.sim.real))
+        Aff, Afb, fi, bi, jac, area = self._solvers[key]
+        b = (area * rhs)[fi]
+        x = rhs.copy()
+        if len(bi):
+            env = self.rates.env({**self.sim.state, s: rhs}, t_new)
+            x = ops.pin_values(x, s, env, self.rates.ev)
+            b = b - Afb @ x[bi]
+        x0 = rhs[fi]
+        if xp is np:
+            from scipy.sparse.linalg import LinearOperator, cg
+            M = LinearOperator(Aff.shape, matvec=lambda v: jac * v, dtype=Aff.dtype)
+        else:
+            from cupyx.scipy.sparse.linalg import LinearOperator, cg
+            M = LinearOperator(Aff.shape, matvec=lambda v: jac * v, dtype=Aff.dtype)
+        tol = 1e-12 if np.dtype(self.sim.real) == np.float64 else 1e-6
+        try:
+            sol, info = cg(Aff, b, x0=x0, rtol=tol, atol=0.0, maxiter=2000, M=M)
+        except TypeError:  # cupyx's cg names the relative tolerance `tol`
+            sol, info = cg(Aff, b, x0=x0, tol=tol, atol=0.0, maxiter=2000, M=M)
+        x[fi] = sol
+        return x

@@ -1,0 +1,90 @@
+"""The fused CUDA path of model files against the NumPy float64 reference (docs/EQUATIONS.md), on
+random non-trivial states: grids (periodic, mixed boundaries, vertex grids) and meshes (sphere,
+Dirichlet rectangle, the positive flux), every integrator, float64 to round-off and float32 to
+its precision; the built-in Gray–Scott's fused kernel and the model file's agree."""
+import numpy as np
+import pytest
+
+from pdestudio import solvers
+
+from .conftest import CHEMOTAXIS, GRAY_SCOTT
+from .test_cu_on_cpu import GRID_MODEL
+
+pytestmark = pytest.mark.gpu
+
+DOMAINS = {
+    "periodic": {"kind": "rectangle", "nx": 64, "ny": 48, "Lx": 20.0, "Ly": 15.0,
+                 "boundary": "periodic"},
+    "mixed": {"kind": "rectangle", "nx": 40, "ny": 30, "Lx": 20.0,
+              "boundary": "left=dirichlet: 1 + y*t; right=neumann: 0.2; top=neumann"},
+    "vertex": {"kind": "rectangle", "nx": 40, "ny": 30, "Lx": 20.0, "grid": "vertex",
+               "boundary": "left=dirichlet: 1 + y; right=neumann: 0.2"},
+    "interval": {"kind": "interval", "nx": 300, "L": 50.0, "boundary": "neumann"},
+    "sphere": {"kind": "mesh", "surface": "sphere", "vertices": 2562, "boundary": "natural"},
+    "mesh-dirichlet": {"kind": "mesh", "surface": "rectangle", "vertices": 2000,
+                       "boundary": "dirichlet: 1 + z"},
+}
+
+
+def _pair(src, dtype="float64", **kw):
+    mid = solvers.define(src)
+    ref = solvers.create(mid, backend="numpy", **kw)
+    gpu = solvers.create(mid, backend="cupy", dtype=dtype, **kw)
+    rng = np.random.default_rng(5)
+    for s in ref.state:
+        v = ref.fields()[s] * (1 + 0.2 * rng.uniform(-1, 1, ref.field_shape(s)))
+        ref.set_field(s, v)
+        gpu.set_field(s, v)
+    return ref, gpu
+
+
+def _rel(a, b):
+    return max(float(np.abs(a.fields()[k] - b.fields()[k]).max()
+                     / (np.abs(b.fields()[k]).max() + 1e-300)) for k in b.state)
+
+
+@pytest.mark.parametrize("integrator", ["euler", "ssprk3", "rk4", "imex"])
+@pytest.mark.parametrize("domain", list(DOMAINS))
+def test_fused_matches_the_reference_float64(domain, integrator):
+    ref, gpu = _pair({**GRID_MODEL, "domain": DOMAINS[domain]}, integrator=integrator)
+    assert gpu.kernel == "fused"
+    ref.step(20)
+    gpu.step(20)
+    assert gpu.t == pytest.approx(ref.t, rel=1e-14)
+    assert _rel(gpu, ref) < 1e-11
+
+
+@pytest.mark.parametrize("domain", ["periodic", "sphere"])
+def test_fused_float32_matches_to_its_precision(domain):
+    ref, gpu = _pair({**GRID_MODEL, "domain": DOMAINS[domain]}, dtype="float32")
+    ref.step(20)
+    gpu.step(20)
+    assert _rel(gpu, ref) < 2e-4
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_fused_positive_flux_matches_the_reference(integrator):
+    ref, gpu = _pair(CHEMOTAXIS, integrator=integrator, dt=0.02)
+    ref.step(30)
+    gpu.step(30)
+    assert gpu.t == pytest.approx(ref.t, rel=1e-12)
+    assert _rel(gpu, ref) < 1e-10
+
+
+def test_gray_scott_file_on_the_gpu_matches_the_builtin_fused():
+    mid = solvers.define(GRAY_SCOTT)
+    ref = solvers.create("gray-scott", backend="cupy", vertices=800, renumber="none", dt=0.5)
+    sim = solvers.create(mid, backend="cupy", dt=0.5)
+    for k in ref.state:
+        sim.set_field(k, ref.fields()[k])
+    ref.step(200)
+    sim.step(200)
+    assert _rel(sim, ref) < 1e-11
+
+
+def test_live_parameter_reaches_the_kernel():
+    ref, gpu = _pair({**GRID_MODEL, "domain": DOMAINS["periodic"]})
+    for s in (ref, gpu):
+        s.set_param("a", 0.4)
+        s.step(10)
+    assert _rel(gpu, ref) < 1e-11
