@@ -18,6 +18,7 @@ from pathlib import Path
 RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 THUMBS = RESOURCES / "gallery"
 MESHES = RESOURCES / "meshes"
+MODELS = RESOURCES / "models"
 
 PAPERS = {
     "000": "T. Oberhuber, A. Suzuki, V. Žabka: The CUDA implementation of the method of lines "
@@ -51,10 +52,12 @@ class Preset:
     thumb_steps: int | None = None
     thumb_field: str | None = None                 # default: the model's default field
     compare: dict | None = None                    # opens View > Compare with these changes
+    file: Path | None = None                       # a model file (resources/models/)
+    cite: str = ""                                 # the model file's citation
 
     @property
     def citation(self) -> str:
-        return PAPERS[self.paper]
+        return self.cite or PAPERS[self.paper]
 
     @property
     def thumbnail(self) -> Path:
@@ -183,6 +186,45 @@ PRESETS: tuple[Preset, ...] = (
 )
 
 
+def model_source(path) -> dict:
+    """A model file as the dict `solvers.define` takes, its `mesh` (a path relative to the
+    file, e.g. "../meshes/snake.ply") made absolute so it opens from any working folder."""
+    import tomllib
+    path = Path(path)
+    d = tomllib.loads(path.read_text(encoding="utf-8"))
+    dom = d.get("domain")
+    if isinstance(dom, dict) and isinstance(dom.get("mesh"), str) \
+            and not Path(dom["mesh"]).is_absolute():
+        dom["mesh"] = str((path.parent / dom["mesh"]).resolve())
+    return d
+
+
+# simulated time of each gallery file's thumbnail run (NumPy, the file's default size)
+MODEL_THUMB_UNTIL = {
+    "allen-cahn-torus": 20.0, "barkley": 30.0, "brusselator": 40.0, "chemotaxis-snake": 40.0,
+    "cross-diffusion": 20.0, "fisher-kpp-snake": 8.0, "fitzhugh-nagumo": 300.0,
+    "gierer-meinhardt-sphere": 60.0, "gray-scott-pearson": 3000.0, "keller-segel": 60.0,
+    "lengyel-epstein-torus": 40.0, "schnakenberg": 60.0,
+}
+
+
+def model_file_cards(folder: Path = MODELS) -> tuple[Preset, ...]:
+    """A card per model file of `folder`, from its [model] table."""
+    import tomllib
+    cards = []
+    for path in sorted(folder.glob("*.toml")):
+        m = tomllib.loads(path.read_text(encoding="utf-8")).get("model", {})
+        title, _, summary = m.get("description", m["name"]).partition(": ")
+        cards.append(Preset(f"mf-{path.stem}", title, m["name"], "default",
+                            (summary[:1].upper() + summary[1:] + ".") if summary else title,
+                            "", m.get("look_for", ""), file=path, cite=m.get("citation", ""),
+                            thumb_until=MODEL_THUMB_UNTIL.get(path.stem, 10.0)))
+    return tuple(cards)
+
+
+PRESETS = PRESETS + model_file_cards()
+
+
 def by_id(pid: str) -> Preset:
     for p in PRESETS:
         if p.id == pid:
@@ -198,7 +240,8 @@ def render(p: Preset):
 
     from .initial_conditions import load_values
     from .sweep.thumbs import thumbnail
-    sim = solvers.create(p.model, backend="numpy", scenario=p.scenario,
+    model = solvers.define(model_source(p.file)) if p.file else p.model
+    sim = solvers.create(model, backend="numpy", scenario=p.scenario,
                          **{**p.params, **p.thumb_params})
     for name, source in p.init:
         sim.set_field(name, load_values(sim, name, source))

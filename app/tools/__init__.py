@@ -5,8 +5,8 @@ docks and its toolbar entries, and reaches the Simulation only through worker co
 """
 from __future__ import annotations
 
-INSTALLERS: list = ["gallery:install", "sweep_gallery:install", "sessions:install",
-                    "timeline:install", "plots:install", "compare:install",
+INSTALLERS: list = ["gallery:install", "model_editor:install", "sweep_gallery:install",
+                    "sessions:install", "timeline:install", "plots:install", "compare:install",
                     "brush:install"]  # "module:function", installed in this order
 
 

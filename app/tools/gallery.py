@@ -8,6 +8,9 @@ from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import (QDialog, QLabel, QLineEdit, QListWidget, QListWidgetItem,
                                QVBoxLayout)
 
+from pdestudio import solvers
+from pdestudio.solvers import ParameterError
+
 from ..gallery import PRESETS, by_id
 
 
@@ -71,7 +74,21 @@ class Gallery(QDialog):
                     from .compare import open_compare
                     open_compare(w, dict(p.compare))
             w.worker.created.connect(then)
-        w.open_model(p.model, p.scenario, dict(p.params))
+        if p.file is not None:  # a model file: defined, opened, and its text in the model editor
+            editor = getattr(w, "model_editor", None)
+            if editor is not None and editor.load(p.file):
+                if editor.apply() is None:
+                    return
+            else:
+                from ..gallery import model_source
+                try:
+                    solvers.define(model_source(p.file))
+                except (ParameterError, ValueError) as e:
+                    w.show_message(f"gallery: {p.file.name}: {e}", True)
+                    return
+                w.open_model(p.model, p.scenario, dict(p.params))
+        else:
+            w.open_model(p.model, p.scenario, dict(p.params))
         for field, source in p.init:
             w.apply_initial(field, source)
         w.show_hint("gallery", f"<b>{p.title}</b> ({p.model} / {p.scenario})<br>"
