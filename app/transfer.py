@@ -260,19 +260,6 @@ class DeviceCopier(_DeviceSnapshots):
         return frame
 
 
-def use_compute_stream(backend: str):
-    """Make a non-blocking CUDA stream current in the calling (solver) thread on CuPy and
-    return it (None on NumPy). The solver's kernels then never wait for work on CUDA's legacy
-    default stream (which synchronises with every blocking stream), and nothing queued there
-    waits for them: the frames' hand-over orders itself with events alone."""
-    if backend != "cupy":
-        return None
-    import cupy as cp
-    stream = cp.cuda.Stream(non_blocking=True)
-    stream.use()
-    return stream
-
-
 def make_copier(backend: str, path: str = "pinned"):
     """The copier for `backend`: NumPy -> host copies; CuPy -> pinned copies, or device frames
     for CUDA–OpenGL interop when `path` is 'interop'."""

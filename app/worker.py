@@ -25,7 +25,7 @@ from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
 from .frames import AUTO_FRAME_S, MAX_FPS, Frame, Mailbox, SimInfo
-from .transfer import make_copier, use_compute_stream
+from .transfer import make_copier
 from .views import interop
 
 CHUNK_S = 0.05         # a stepping call lasts about this long, so commands are handled quickly
@@ -73,9 +73,6 @@ class SolverWorker(QThread):
 
     # ---- the thread ---------------------------------------------------------------------
     def run(self) -> None:
-        # every CUDA call of this thread (set-up, steps, snapshots) goes on its own non-blocking
-        # stream: in order among themselves, never behind the legacy default stream
-        self._stream = use_compute_stream("cupy") if solvers.gpu_status()[0] else None
         while not self._stop:
             try:
                 self._handle_commands(block=not self.running)

@@ -174,10 +174,7 @@ def solver_case(model: str, size: int, backend: str, dtype: str, seconds: float,
                 fps: float = 60.0) -> dict:
     from .handover_bench import drawing_rate, plain_rate
     from pdestudio import solvers
-    from pdestudio.app.transfer import use_compute_stream
     schema = solvers.describe(model)
-    if backend != "numpy" and solvers.gpu_status()[0]:  # the solver thread's own stream
-        use_compute_stream("cupy")
     sim = solvers.create(model, backend=backend, dtype=dtype, **{schema["size_param"]: size})
     sim.step(1)
     alone, _ = plain_rate(sim, seconds)
