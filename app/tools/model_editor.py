@@ -14,7 +14,8 @@ import tomllib
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import (QAction, QColor, QFont, QFontDatabase, QImage, QPainter, QPixmap,
+from PySide6.QtGui import (QAction, QColor, QFont, QFontDatabase, QImage, QPainter, QPalette,
+                           QPixmap,
                            QTextCharFormat, QTextCursor, QTextFormat)
 from PySide6.QtWidgets import (QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem,
                                QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTextEdit,
@@ -54,7 +55,7 @@ ERROR_LINE = QColor(120, 30, 30)
 TOML_POS = re.compile(r"at line (\d+), column (\d+)")
 
 
-def render_latex(lines: list[str], color: str = "#e0e0e0", dpi: int = 110) -> QPixmap:
+def render_latex(lines: list[str], color: str = "black", dpi: int = 110) -> QPixmap:
     """The mathtext formulas `lines` (without $), one under the other, as a pixmap."""
     from matplotlib import mathtext
     images = []
@@ -149,7 +150,10 @@ class ModelEditor(QWidget):
         scroll.setWidget(self.preview)
         scroll.setWidgetResizable(True)
         split.addWidget(scroll)
-        split.setSizes([420, 90, 150])
+        self.text.setMinimumHeight(200)
+        self.errors.setMinimumHeight(50)
+        scroll.setMinimumHeight(70)
+        split.setSizes([440, 70, 110])
         lay.addWidget(split, 1)
         self._timer = QTimer(self, singleShot=True, interval=400)
         self._timer.timeout.connect(self.check)
@@ -291,7 +295,8 @@ class ModelEditor(QWidget):
         try:
             tex = solvers.model_latex(d)
             pix = render_latex(system_lines(tex, list(d.get("equations", {})),
-                                            list(d.get("algebraic", {}))))
+                                            list(d.get("algebraic", {}))),
+                               color=self.palette().color(QPalette.ColorRole.Text).name())
         except (ParameterError, ValueError, ImportError) as e:
             self.preview.setText(f"(no preview: {e})")
             return
