@@ -249,6 +249,22 @@ def _parse_range(text: str):
     return lo, hi
 
 
+def _split_range(source: str) -> tuple[str, str]:
+    """(file, range text) of 'FILE[@lo,hi]': split on the last '@' only where what follows is a
+    range (two numbers), or where the whole is no file but what precedes it is one (then the
+    range's own error); a file name may contain '@' (issue 28: 'a@b.png' is a file)."""
+    head, sep, tail = source.rpartition("@")
+    if not sep:
+        return source, ""
+    try:
+        is_range = len([float(v) for v in tail.split(",")]) == 2
+    except ValueError:
+        is_range = False
+    if is_range or (not Path(source).exists() and Path(head).is_file()):
+        return head, tail
+    return source, ""
+
+
 def _array_header(fp, where: str):
     """(shape, fortran_order, dtype) of the .npy stream `fp`, its data not read."""
     try:
@@ -331,7 +347,7 @@ def load_values(sim, field: str, source: str) -> np.ndarray:
         except ValueError:
             raise ParameterError(f"formula gives values of shape {vals.shape}; allowed: "
                                  f"{shape} (field '{field}')") from None
-    spec, _, rng = source.partition("@")
+    spec, rng = _split_range(source)
     path = _regular_file(spec)
     suffix = path.suffix.lower()
     if suffix in IMAGE_SUFFIXES:

@@ -159,6 +159,22 @@ def _quick_size(cls, size: int) -> int:
     return size
 
 
+def _check_sizes(models, sizes) -> None:
+    """Refuse a size that fits none of the models' size parameters (e.g. -5 or 2^99; one that
+    fits some is skipped with a note for the others)."""
+    for size in sizes or ():
+        why = []
+        for m in models:
+            cls = model_class(m)
+            try:
+                cls.schema(cls.bench_scenario)[cls.size_param].validate(size, m)
+            except ParameterError as e:
+                why.append(str(e))
+        if len(why) == len(models):
+            raise ParameterError(f"bench: size {str(size)[:30]} fits no model benchmarked: "
+                                 + "; ".join(why))
+
+
 def run(models=None, sizes=None, backends=("numpy", "cupy"), dtypes=("float64", "float32"),
         kernels=("fused", "array"), quick=False, max_numpy_cells=1 << 22, log=print, out=None):
     """Run the benchmarks and return (rows, header). `log` receives progress and skip notes;
@@ -168,6 +184,7 @@ def run(models=None, sizes=None, backends=("numpy", "cupy"), dtypes=("float64", 
     models = list(models or available_models())
     for m in models:
         model_class(m)  # unknown -> ParameterError
+    _check_sizes(models, sizes)
     gpu_ok, gpu_name = _backend.gpu_status()
     header = {"date": time.strftime("%Y-%m-%d"), "device": gpu_name if gpu_ok else "none",
               "copy_bandwidth_gbps": None, "host_copy_bandwidth_gbps": None}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from .errors import NonFiniteStep
+from .errors import NonFiniteStep, ParameterError
 
 LAND_RTOL = 1e-13
 SNAP_RTOL = 1e-12
@@ -38,6 +38,22 @@ def after_step(t: float, dt: float, t_end: float | None) -> float:
     if t_end is not None and dt >= (t_end - t) * (1 - SNAP_RTOL):
         return t_end
     return t + float(dt)
+
+
+def moves(t: float, dt: float) -> bool:
+    """Whether a step of dt taken from t changes the clock (t + dt != t in double precision)."""
+    return t + float(dt) != t
+
+
+def stuck(model: str, t: float, dt: float | None) -> ParameterError:
+    """The refusal of a run whose steps cannot advance the clock (issue 28: a checkpoint at
+    t = 1e300 continued to 2e300 stepped for ever with t + Δt == t)."""
+    ulp = math.ulp(t) if math.isfinite(t) else math.inf
+    size = f"Δt = {dt:.6g}" if dt is not None else "its steps"
+    return ParameterError(
+        f"{model}: the clock cannot advance at t = {t:.6g} with {size}: t + Δt == t in double "
+        f"precision (the clock resolves steps of at least {ulp / 2:.3g} there); allowed: a "
+        f"run whose steps are above that, e.g. from a smaller t (a new simulation or a reset)")
 
 
 def full_steps(t: float, dt: float, count: int, t_end: float | None) -> int:
@@ -71,4 +87,5 @@ def replay(t: float, t_end: float | None, steps) -> tuple[int, float]:
     return k, t
 
 
-__all__ = ["LAND_RTOL", "SNAP_RTOL", "landed", "limit", "after_step", "full_steps", "replay"]
+__all__ = ["LAND_RTOL", "SNAP_RTOL", "landed", "limit", "after_step", "moves", "stuck",
+           "full_steps", "replay"]

@@ -238,6 +238,10 @@ class Simulation:
         steps0 = self.steps
         kernel_s = 0.0
         done = 0
+        dt = self._next_dt()
+        if n != 0 and not clock.landed(self.t, t_end) and dt is not None and not clock.moves(
+                self.t, min(dt, clock.limit(self.t, t_end) or dt)):
+            raise clock.stuck(self.model, self.t, dt)
         while True:
             remaining = None if n is None else n - done
             if remaining == 0 or clock.landed(self.t, t_end):
@@ -254,6 +258,9 @@ class Simulation:
             if bad is not None:
                 self._restore(snap)
                 self._replay_to_failure(k, t_end)
+            if k > 0 and self.t == snap[1]:  # steps that left the clock where it was
+                self._restore(snap)
+                raise clock.stuck(self.model, self.t, self._next_dt())
             done += k
         wall = time.perf_counter() - wall0
         steps = self.steps - steps0
@@ -261,6 +268,16 @@ class Simulation:
         self.stats.update(kernel_s=kernel_s, wall_s=wall, steps=steps,
                           steps_per_s=steps / wall if wall > 0 else 0.0,
                           cell_updates_per_s=steps * cells / wall if wall > 0 else 0.0)
+
+    def _next_dt(self) -> float | None:
+        """The size of the next step where the model holds it before stepping (its `dt` or the
+        adaptive `tau`), else None: a run refuses at once when it cannot move the clock."""
+        for name in ("dt", "tau"):
+            v = getattr(self, name, None)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) \
+                    and v > 0:
+                return float(v)
+        return None
 
     def _steps_unchecked(self, count: int, t_end: float | None) -> int:
         """Up to `count` accepted steps without passing t_end, no finiteness check; returns the
@@ -280,7 +297,8 @@ class Simulation:
         while k < count and not clock.landed(self.t, t_end):
             limit = clock.limit(self.t, t_end)
             try:
-                dt = self.scheme.step(self.t, limit)
+                with np.errstate(all="ignore"):  # a diverging step: the checks report it
+                    dt = self.scheme.step(self.t, limit)
             except NonFiniteStep:
                 dt = math.nan
             if not math.isfinite(dt) or dt <= 0:
@@ -297,9 +315,9 @@ class Simulation:
             snap = self._snapshot()
             try:
                 self._steps_unchecked(1, t_end)
-            except SimulationDiverged:
-                self._restore(snap)
-                raise
+            except SimulationDiverged as e:
+                self._restore(snap)  # the message and its advice describe the state kept
+                raise self._diverged(e.field) from None
             bad = self._first_nonfinite()
             if bad is not None:
                 self._restore(snap)

@@ -209,3 +209,24 @@ def test_an_npz_bomb_is_refused_before_inflating(tmp_path):
     with pytest.raises(solvers.ParameterError, match=r"is 67,108,\d+ bytes uncompressed; a field "
                        r"of shape \(32,\) takes at most 512"):
         load_values(sim, "T", str(tmp_path / "bomb.npz"))
+
+
+def test_image_names_with_at_signs(tmp_path):
+    """Issue 28: 'a@b.png' is a file (the last '@' splits off a range only when a range, two
+    numbers, follows), 'a@b.png@1,3' maps it to [1, 3], and 'ramp.png@1' still names the
+    malformed range."""
+    import imageio.v3 as iio
+    sim = solvers.create("heat-1d", backend="numpy", nx=32)
+    img = np.tile(np.linspace(0, 255, 64).astype(np.uint8), (8, 1))
+    iio.imwrite(tmp_path / "a@b.png", img)
+    iio.imwrite(tmp_path / "ramp.png", img)
+    vals = load_values(sim, "T", str(tmp_path / "a@b.png"))
+    assert vals[0] == pytest.approx(0.0) and vals[-1] == pytest.approx(1.0)
+    vals = load_values(sim, "T", f"{tmp_path / 'a@b.png'}@1,3")
+    assert vals[0] == pytest.approx(1.0) and vals[-1] == pytest.approx(3.0)
+    apply(sim, f"T={tmp_path / 'a@b.png'}@-2,2")
+    assert sim.fields()["T"][0] == pytest.approx(-2.0)
+    with pytest.raises(solvers.ParameterError, match="'@1' is malformed"):
+        load_values(sim, "T", f"{tmp_path / 'ramp.png'}@1")
+    with pytest.raises(solvers.ParameterError, match="not a file|does not exist|no file"):
+        load_values(sim, "T", str(tmp_path / "none@x.png"))

@@ -65,7 +65,8 @@ class TriReference(SchemeBase):
         self.sacc[self.pos_l] = s * ln
         self.sacc[self.pos_r] = (s * ln)[self.inner]
         ssum = self.sacc.reshape(3, m).sum(axis=0)
-        dt = float(xp.nanmin(2 * cfl * self.area / ssum))  # NaN cells: the finiteness check
+        dts = 2 * cfl * self.area / ssum  # NaN cells: the finiteness check (no All-NaN warning)
+        dt = float(xp.where(xp.isnan(dts), xp.inf, dts).min())
         if dt_limit is not None:
             dt = min(dt, dt_limit)
         tot = self.acc.reshape(self.nv, 3, m).sum(axis=1)
