@@ -1,5 +1,5 @@
 """`pdestudio`: the desktop app, `pdestudio run` (headless), `models`, `describe` and `bench`
-(SPEC §0).
+(docs/MODELS.md §0).
 
 Exit codes: 0 success; 1 the run failed after it started (a divergence: the last finite state is
 still written; out of memory in a step); 2 bad input or an output that cannot be written (one

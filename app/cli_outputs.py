@@ -26,7 +26,7 @@ from pdestudio.solvers import MeshError, ParameterError
 from .cli_log import log, one_line
 
 DEFAULT_FRAMES = 100
-LAND_RTOL = 1e-13  # the landing tolerance of the solvers' clock (SPEC: runs land on t exactly)
+LAND_RTOL = 1e-13  # the landing tolerance of the solvers' clock (docs/MODELS.md §0: runs land on t exactly)
 
 
 class OutputError(Exception):

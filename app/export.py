@@ -1,4 +1,4 @@
-"""Exports (SPEC §5): PNG of a field as the viewer draws it, MP4/GIF recordings streamed to the
+"""Exports (docs/MODELS.md §5): PNG of a field as the viewer draws it, MP4/GIF recordings streamed to the
 encoder (memory independent of the length), field data as .npz (a checkpoint with the fields that
 `solvers.load` reads back), .vti/.vtu and .pvd time series for ParaView (vtk.py).
 

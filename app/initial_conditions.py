@@ -1,4 +1,4 @@
-"""Initial conditions from files and formulas (SPEC §0 `--init FIELD=SOURCE`, §5 "Load").
+"""Initial conditions from files and formulas (docs/MODELS.md §0 `--init FIELD=SOURCE`, §5 "Load").
 
 SOURCE is one of
 - a `.npy` file, or a `.npz` file holding an array named like the field (or a single array);

@@ -1,4 +1,4 @@
-"""The main window (SPEC §5): model, scenario, backend and dtype selectors, the parameter panel,
+"""The main window (docs/MODELS.md §5): model, scenario, backend and dtype selectors, the parameter panel,
 a VisPy canvas with the view for the mesh kind, run/pause/step/reset and steps per frame,
 colormap and range, loading (mesh, initial condition), exports, and the profiler.
 

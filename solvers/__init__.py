@@ -1,4 +1,4 @@
-"""pdestudio's numerical library: the public API of SPEC §0 and nothing else. Imports no Qt.
+"""pdestudio's numerical library: the public API of docs/MODELS.md §0 and nothing else. Imports no Qt.
 
     from pdestudio import solvers
     sim = solvers.create("heat-1d", backend="auto", dtype="float64", nx=4096)

@@ -1,4 +1,4 @@
-"""Experimental orders of convergence on `eoc-exact` (seed 000, Tables 2–4; SPEC §1.5).
+"""Experimental orders of convergence on `eoc-exact` ([P0], Tables 2–4; docs/MODELS.md §1.5).
 
     python -m benchmarks.curvature.eoc [--model mean-curvature|willmore] [--sizes 16 32 ...]
                                       [--dtype float64] [--backend numpy|cupy] [--samples 10]

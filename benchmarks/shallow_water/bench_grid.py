@@ -1,7 +1,7 @@
 """Benchmarks of the structured shallow-water model beyond what `pdestudio bench` gives: the
 kernel ladder (NumPy, CuPy array code, fused one thread per cell + Δt pass, fused strip with the
 Δt folded in), the paper's Tables 1–2 problem (circular dam break to t = 1), and the CPU/GPU L1
-differences at t = 1 (seed 002 §6.2).
+differences at t = 1 (docs/MODELS.md [P2] §6.2).
 
     python -m benchmarks.shallow_water.bench_grid [--out DIR] [--budget SECONDS] [--sweep]
                                                   [--no-ladder]

@@ -1,15 +1,15 @@
-"""Benchmarks of the shallow-water models on triangles, reproducing seed 004's Tables 1–3 and
-seed 002's Tables 3–4 on our GPU:
+"""Benchmarks of the shallow-water models on triangles, reproducing docs/MODELS.md [P4]'s Tables 1–3 and
+docs/MODELS.md [P2]'s Tables 3–4 on our GPU:
 
     python -m benchmarks.shallow_water.tri_bench [--out DIR] [--budget SECONDS] [--quick]
 
 Sections in the order they run (each run skipped, and said so, once the time budget is spent):
-  B  bump dam break, 1,001,898 triangles, t ∈ [0, 1] (seed 002 Table 3), float32 and float64
+  B  bump dam break, 1,001,898 triangles, t ∈ [0, 1] (docs/MODELS.md [P2] Table 3), float32 and float64
   B1 the same per assembly (edge slots / atomics / cell-fused), one layer
-  G  two-layer internal dam break, 1,001,898 triangles, t ∈ [0, 1] (seed 002 Table 4)
+  G  two-layer internal dam break, 1,001,898 triangles, t ∈ [0, 1] (docs/MODELS.md [P2] Table 4)
   C  renumbering test 1 at 1,024,000 cells: scheme × ordering, float32 (the issue's goals)
-  F  seed 004 Tables 1–2: tests 1 and 2, t ∈ [0, 0.1], sizes 4,000 … 2,080,560, scheme × ordering
-  A  adjacency bandwidth per ordering (seed 004 Table 3) of the meshes F used
+  F  docs/MODELS.md [P4] Tables 1–2: tests 1 and 2, t ∈ [0, 0.1], sizes 4,000 … 2,080,560, scheme × ordering
+  A  adjacency bandwidth per ordering (docs/MODELS.md [P4] Table 3) of the meshes F used
   D  assembly ladder at 1,024,000 (test 1, rcm): edge slots / atomics / cell-fused / array code
   E  float64 test 1 at 1,024,000 (rcm)
 Times are wall seconds of `sim.advance(t_end)` (set-up and kernel compilation excluded; the
@@ -30,7 +30,7 @@ from ..timing import cpu_time
 
 SCHEMES = ("roe", "ir-roe", "pvm-ifcp")
 ORDERINGS = ("none", "rcm", "gps")
-PAPER_T1 = {  # seed 004 Table 1 (GTX 580, s): size -> scheme -> (MATLAB, RCM, GPS)
+PAPER_T1 = {  # docs/MODELS.md [P4] Table 1 (GTX 580, s): size -> scheme -> (MATLAB, RCM, GPS)
     4000: {"roe": (0.069, 0.072, 0.071), "ir-roe": (0.020, 0.022, 0.021),
            "pvm-ifcp": (0.0048, 0.0050, 0.0050)},
     16000: {"roe": (0.44, 0.38, 0.43), "ir-roe": (0.092, 0.081, 0.084),

@@ -1,4 +1,4 @@
-"""Kernel-ladder benchmark of chemotaxis on surfaces, like the paper's Fig. 11 (seed 001):
+"""Kernel-ladder benchmark of chemotaxis on surfaces, like the paper's Fig. 11 (docs/MODELS.md [P1]):
 
     python -m benchmarks.surface_rd.ladder [--sizes 20000 1000000] [--scenarios rectangle tube]
                                            [--dtypes float32 float64] [--out DIR]

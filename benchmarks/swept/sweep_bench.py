@@ -33,7 +33,7 @@ METHODS = ("classic", "classic-graph", "swept")
 BLOCKS = (32, 64, 128, 256, 512, 1024)
 SHARE = {"heat-1d": 0.3, "ks-1d": 0.3, "euler-1d": 0.4}
 # Model parameters besides the size: Euler times the paper's scheme (the swept comparison of
-# seed 003) unless --euler-scheme names the default muscl-hllc.
+# docs/MODELS.md [P3]) unless --euler-scheme names the default muscl-hllc.
 PARAMS = {"euler-1d": {"scheme": "paper"}}
 TARGET_STEPS = 53248  # ≈ the paper's 50,000, a multiple of every swept cycle and graph length
 UNIT = 1024  # a multiple of every swept cycle (≤ 512 steps) and graph length (256)

@@ -1,4 +1,4 @@
-"""The three errors of the public contract (SPEC §0).
+"""The three errors of the public contract (docs/MODELS.md §0).
 
 `ParameterError` and `MeshError` are `ValueError`s: bad input, raised before any state changes.
 `SimulationDiverged` is raised when a step produces non-finite values; the simulation keeps the

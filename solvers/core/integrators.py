@@ -19,7 +19,7 @@ def forward_euler(rhs, u, t: float, dt: float):
 
 
 def midpoint_rk2(rhs, u, t: float, dt: float):
-    """Midpoint RK2 (SPEC §4): predictor u + dt/2 f(u), corrector u + dt f(t + dt/2, u_pred)."""
+    """Midpoint RK2 (docs/MODELS.md §4): predictor u + dt/2 f(u), corrector u + dt f(t + dt/2, u_pred)."""
     up = u + (0.5 * dt) * rhs(t, u)
     return u + dt * rhs(t + 0.5 * dt, up)
 
@@ -32,7 +32,7 @@ def ssp_rk3(rhs, u, t: float, dt: float):
 
 
 class RungeKuttaMerson:
-    """Adaptive Runge–Kutta–Merson (seed 000, Algorithm 4.1; SPEC §1.3).
+    """Adaptive Runge–Kutta–Merson ([P0], Algorithm 4.1; docs/MODELS.md §1.3).
 
     k-values include τ: k1 = τ f(t, u), k2 = τ f(t+τ/3, u+k1/3), k3 = τ f(t+τ/3, u+k1/6+k2/6),
     k4 = τ f(t+τ/2, u+k1/8+3k3/8), k5 = τ f(t+τ, u+k1/2−3k3/2+2k4);

@@ -1,9 +1,9 @@
 """Will a run fit? The memory a simulation needs, estimated from its parameters before anything is
-allocated, against what the machine has (SPEC §0: bad input, a size the machine cannot hold,
+allocated, against what the machine has (docs/MODELS.md §0: bad input, a size the machine cannot hold,
 raises ParameterError, never MemoryError).
 
 `Simulation.memory_estimate(params)` returns (host bytes, device bytes): BASE plus
-`memory_per_cell` × the number of cells. The cells come from the SPEC's shared size parameters:
+`memory_per_cell` × the number of cells. The cells come from the shared size parameters of docs/MODELS.md §0:
 `cells` with geometry=triangles, else the class's `size_param` times `ny` where the model has one
 (ny empty = nx); a mesh file counts 0 here (its size is known only once read; the reader has its
 own size and memory limits). `memory_per_cell` is the peak of host bytes per cell in float64

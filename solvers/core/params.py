@@ -179,7 +179,7 @@ class Scenario:
     defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
-# Parameters that several models share (SPEC §0, "Parameter names shared by models").
+# Parameters that several models share (docs/MODELS.md §0, "Parameter names shared by models").
 KERNEL = Param("kernel", "str", "fused", "GPU path: fused RawKernels from .cu files, or CuPy array "
                "code (the naive GPU baseline). Ignored on the NumPy backend.",
                choices=("fused", "array"))

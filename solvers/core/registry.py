@@ -9,7 +9,7 @@ from pathlib import Path
 from .errors import ParameterError
 
 _MODELS: dict[str, type] = {}
-# The order of SPEC §0's table; models not listed come after, alphabetically.
+# The order of docs/MODELS.md §0's table; models not listed come after, alphabetically.
 _ORDER = ["heat-1d", "ks-1d", "euler-1d", "mean-curvature", "willmore", "chemotaxis",
           "gray-scott", "shallow-water", "two-layer"]
 _discovered = False

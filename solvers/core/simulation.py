@@ -1,4 +1,4 @@
-"""The `Simulation` base class: the stepping, field, checkpoint and error contract of SPEC §0.
+"""The `Simulation` base class: the stepping, field, checkpoint and error contract of docs/MODELS.md §0.
 
 A model subclass declares its parameters, scenarios and fields, names its schemes (core/scheme.py)
 and implements:

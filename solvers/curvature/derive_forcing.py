@@ -1,9 +1,9 @@
-"""Symbolic derivation of the `eoc-exact` forcing (seed 000, eq. (30); SPEC §1.5). Run once:
+"""Symbolic derivation of the `eoc-exact` forcing ([P0], eq. (30); docs/MODELS.md §1.5). Run once:
 
     python -m pdestudio.solvers.curvature.derive_forcing
         (needs sympy; writes exact_ops.py, the companion of exact.py, and kernels/exact_ops.cuh)
 
-The continuous right-hand-side operators of SPEC §1.1 are written for a generic graph φ(x, y),
+The continuous right-hand-side operators of docs/MODELS.md §1.1 are written for a generic graph φ(x, y),
     L_mc[φ] = Q ∇·(∇φ/Q),                 Q = sqrt(1 + |∇φ|²)
     w[φ]    = L_mc[φ]
     L_w[φ]  = −Q ∇·( (1/Q) P ∇w − ½ (w²/Q³) ∇φ ),   P = I − (∇φ/Q) ⊗ (∇φ/Q),

@@ -1,10 +1,10 @@
-"""The exact solution of scenario `eoc-exact` (seed 000, eq. (30); SPEC §1.5) and its forcing.
+"""The exact solution of scenario `eoc-exact` ([P0], eq. (30); docs/MODELS.md §1.5) and its forcing.
 
     ζ(t, x, y) = cos(πt) X(x) Y(y),   X(x) = ((x/r)^n − 1) exp(−σx²)   (= (x^n − r^n) e^{−σx²} / r^n)
 
 so every partial derivative is ∂x^a ∂y^b ζ = cos(πt) X^(a)(x) Y^(b)(y). The 1D derivatives come from
 Leibniz's rule over ((x/r)^n − 1) (a falling factorial, any integer n ≥ 1) and exp(−σx²) (the
-polynomials h_m derived by sympy in `derive_forcing.py`); the operators of SPEC §1.1 applied to ζ are
+polynomials h_m derived by sympy in `derive_forcing.py`); the operators of docs/MODELS.md §1.1 applied to ζ are
 the generated `exact_ops` functions of these derivatives. Since every derivative carries the factor
 c = cos(πt), the operators are rational in c with fixed fields: w[ζ] = (b1 c + b3 c³)/(1 + c²B) and
 L_w[ζ] = (a1 c + a3 c³ + ... + a9 c⁹)/(1 + c²B)⁴, B = |∇g|² (derive_forcing.py finds and checks these
@@ -83,7 +83,7 @@ class ExactSolution:
         return (-pi * sin(pi * t)) * self.coef[0]
 
     def w(self, t: float, sl=(slice(None), slice(None))):
-        """w[ζ] = Q ∇·(∇ζ/Q) (the Willmore boundary value w(g) of SPEC §1.2/§1.5)."""
+        """w[ζ] = Q ∇·(∇ζ/Q) (the Willmore boundary value w(g) of docs/MODELS.md §1.2/§1.5)."""
         c = cos(pi * t)
         k = self._b
         co = self.coef[(slice(None),) + tuple(sl)]

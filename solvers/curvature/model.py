@@ -1,10 +1,10 @@
-"""Mean-curvature and Willmore flow of graphs (seed 000, Oberhuber, Suzuki & Žabka; SPEC §1).
+"""Mean-curvature and Willmore flow of graphs ([P0], Oberhuber, Suzuki & Žabka; docs/MODELS.md §1).
 
     mean-curvature:  φ_t = Q ∇·(∇φ/Q) + F                                   (6), scheme (17)
     willmore:        φ_t = −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ) + F,  w = Q ∇·(∇φ/Q)   (10)–(11), (21)–(22)
 
 on the nodes of a uniform grid over [−Lx/2, Lx/2] × [−Ly/2, Ly/2]. `integrator` picks the time
-integration: `rkm`, the paper's adaptive Runge–Kutta–Merson method (Algorithm 4.1, SPEC §1.3;
+integration: `rkm`, the paper's adaptive Runge–Kutta–Merson method (Algorithm 4.1, docs/MODELS.md §1.3;
 schemes `reference.RKMReference` in array code — NumPy, CuPy `array` path — and `fused.FusedRKM`,
 CUDA kernels deciding acceptance on the device), or `imex`, linearly implicit IMEX Runge–Kutta
 with the linearised Laplacian / bilaplacian solved by fast transforms (imex.py: `IMEXReference`,

@@ -1,4 +1,4 @@
-"""The `xp` scheme of the curvature flows (seed 000; SPEC §1.2–1.3), written once with array code:
+"""The `xp` scheme of the curvature flows ([P0]; docs/MODELS.md §1.2–1.3), written once with array code:
 the float64 reference, the CPU backend and the GPU `array` path.
 
 Complementary finite volumes, appendix (36)–(53). Arrays are node fields of shape (N2+1, N1+1),
@@ -10,7 +10,7 @@ of the rows j = 1..N2−1 (shape (N2−1, N1)) and y-edges of the columns i = 1.
 `RKMReference` integrates the method of lines (26) with the adaptive Runge–Kutta–Merson method
 (Algorithm 4.1, `core.integrators.RungeKuttaMerson`); the IMEX scheme (integrator=imex) is in
 imex.py and evaluates the same `interior_rhs`. Boundaries: Dirichlet keeps φ = g (the
-boundary nodes follow dg/dt; w = 0, or w = w(ζ) for the exact solution of `eoc-exact`, SPEC §1.5),
+boundary nodes follow dg/dt; w = 0, or w = w(ζ) for the exact solution of `eoc-exact`, docs/MODELS.md §1.5),
 Neumann copies the inner neighbours (19)–(20), (24)–(25).
 """
 from __future__ import annotations
@@ -61,7 +61,7 @@ def mean_curvature_rhs(phi, h1: float, h2: float, xp):
 
 def willmore_rhs(phi, w, h1: float, h2: float, xp):
     """−Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ) at the interior nodes: scheme (21) with the sign of
-    SPEC §1.1; `w` is the full node field (boundary values set by the caller), (51)–(53)."""
+    docs/MODELS.md §1.1; `w` is the full node field (boundary values set by the caller), (51)–(53)."""
     Q, _, ((gxx, gyx, qx), (gxy, gyy, qy)) = curvature_terms(phi, h1, h2, xp)
     (wxx, wyx), (wxy, wyy) = edge_gradients(w, h1, h2)
     wex = 0.5 * (w[1:-1, 1:] + w[1:-1, :-1])
@@ -157,7 +157,7 @@ def _operator(sim, t: float, phi):
     w[1:-1, 1:-1] = mean_curvature_rhs(phi, sim.h1, sim.h2, xp)
     if sim.neumann:
         neumann_fill(w)
-    else:  # w on the Dirichlet boundary: w(ζ(t)) for eoc-exact (SPEC §1.5), else 0
+    else:  # w on the Dirichlet boundary: w(ζ(t)) for eoc-exact (docs/MODELS.md §1.5), else 0
         set_boundary(w, sim.exact.w(t) if sim.exact is not None else None)
     return willmore_rhs(phi, w, sim.h1, sim.h2, xp)
 

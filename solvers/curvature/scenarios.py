@@ -1,4 +1,4 @@
-"""The domains and initial conditions of the curvature flows (seed 000; SPEC §1.5).
+"""The domains and initial conditions of the curvature flows ([P0]; docs/MODELS.md §1.5).
 
 The domain is [−Lx/2, Lx/2] × [−Ly/2, Ly/2] (parameters Lx, Ly; Ly empty = Lx), centred at 0:
 

@@ -1,4 +1,4 @@
-"""Orderings of vertices and cells for memory locality (SPEC §3.4; seed 001's patches).
+"""Orderings of vertices and cells for memory locality (docs/MODELS.md §3.4; [P1]'s patches).
 
 Each function returns a permutation `order` (new index k holds old item order[k]); apply it with
 `TriangleMesh.permuted(vertex_order=..., cell_order=...)` and keep `inverse(order)` to bring fields

@@ -3,7 +3,7 @@
 `read_arrays(path)` returns (points float64 (N, 2|3), cells int64 (M, 3)) or raises MeshError
 naming the file and the reason:
 
-- formats: only those the app documents (SPEC §2, README): OBJ, PLY, STL, OFF, VTK (legacy),
+- formats: only those the app documents (docs/MODELS.md §2, README): OBJ, PLY, STL, OFF, VTK (legacy),
   VTU and Gmsh .msh, chosen by the file's extension (FORMATS); any other is refused with the
   list. meshio's other readers (Abaqus, Nastran, Tecplot, WKT, MDPA, ...) are never reached:
   several of them loop forever on malformed input or follow includes to other files. None of

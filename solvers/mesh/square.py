@@ -1,5 +1,5 @@
 """Quality unstructured triangle meshes of the square [−L, L]² (the shallow-water papers' domain
-[−5, 5]², seeds 002 and 004) at an exact number of cells.
+[−5, 5]², docs/MODELS.md [P2] and [P4]) at an exact number of cells.
 
 `square_mesh(cells, seed)` builds it the way the papers' meshes were built (MATLAB's PDE
 toolbox: `initmesh` then `refinemesh`): a coarse Delaunay mesh of a jittered hexagonal lattice
@@ -8,7 +8,7 @@ largest number of times 4 divides `cells` with at least `MIN_COARSE` coarse cell
 paper's sizes 4,000 · 4^k are therefore exact, and so is any other count (k = 0: the Delaunay
 mesh itself has exactly `cells` triangles, by choosing the number of boundary points).
 
-Cell order "as generated" mimics MATLAB's, whose meshes seed 004 renumbers (its Table 3:
+Cell order "as generated" mimics MATLAB's, whose meshes docs/MODELS.md [P4] renumbers (its Table 3:
 bandwidth 3,786 of 4,000 for the initial mesh, 0.75 N after refinements): the coarse cells come
 in a seeded random order (bandwidth ≈ N), and refinement numbers child c of cell i as
 i + c · N_parent (the four children of a triangle lie N_parent apart: bandwidth ≈ 0.75 N).

@@ -1,4 +1,4 @@
-"""Structured grids (SPEC §0 "Geometry and field layout").
+"""Structured grids (docs/MODELS.md §0 "Geometry and field layout").
 
 `x`, `y` are 1D coordinate arrays (nodes for node-based schemes, cell centres for finite volumes);
 a 2D field has shape (len(y), len(x)), x along the last axis.

@@ -19,7 +19,7 @@ Geometry
     corner_angles (M, 3)    interior angle at each corner
     corner_cotangents (M, 3)
     cotangent_weights (E,)  cot α + cot β of the two angles opposite each edge (one on the boundary)
-    mixed_areas (N,)        Meyer et al.'s mixed Voronoi area of each vertex (SPEC §2.2)
+    mixed_areas (N,)        Meyer et al.'s mixed Voronoi area of each vertex (docs/MODELS.md §2.2)
     edge_lengths (E,), mean_edge_length
     edge_normals_2d (E, 2)  unit normal of each edge in the xy-plane, pointing from the left cell
                             to the right cell (planar meshes; finite volumes)
@@ -296,7 +296,7 @@ class TriangleMesh:
     @cached_property
     def cotangent_weights(self) -> np.ndarray:
         """(E,) cot α + cot β: the cotangents of the angles opposite each edge (one term on the
-        boundary), the weights of the cotangent Laplace–Beltrami operator (SPEC §2.2)."""
+        boundary), the weights of the cotangent Laplace–Beltrami operator (docs/MODELS.md §2.2)."""
         return _ro(np.bincount(self.cell_edges.ravel(), weights=self.corner_cotangents.ravel(),
                                minlength=self.n_edges))
 

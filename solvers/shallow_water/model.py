@@ -1,4 +1,4 @@
-"""shallow-water and two-layer: the shallow-water systems with bathymetry (seeds 002 and 004; SPEC
+"""shallow-water and two-layer: the shallow-water systems with bathymetry ([P2] and [P4]; docs/MODELS.md
 §3.1–3.5). Parameters, scenarios and fields only; the discretisation lives per geometry:
 
     shallow-water   h_t + ∇·q = 0,   q_t + ∇·(q⊗q/h + ½ g h² I) = g h ∇H,   η = h − H,
@@ -25,7 +25,7 @@ invariant under that scaling too. With the default Lx = Ly = 10, ℓ = 1 and not
 
 On triangles the state W (nv, M) is kept in the internal cell numbering (`renumber`) with the
 state dict holding views of its rows; fields come back and are set in the original numbering.
-Precision (two-layer): `eigen_precision = float64` with dtype float32 is seed 002's mixed mode
+Precision (two-layer): `eigen_precision = float64` with dtype float32 is docs/MODELS.md [P2]'s mixed mode
 ("CUSDP"): every per-edge computation runs in float64 on float32 state, accumulators and update.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ from .triangles.fused import TriFused
 from .triangles.reference import TriReference
 from .triangles.tables import ORDERINGS, FVTables, generated_mesh, generated_tables, load_mesh
 
-L = 10.0          # side of the papers' square domain [−5, 5]² (SPEC §3.5): Lx, Ly's default
+L = 10.0          # side of the papers' square domain [−5, 5]² (docs/MODELS.md §3.5): Lx, Ly's default
 NMAX = 2**15      # cells along a side of the grid
 BYTES_PER_CELL = 7  # grid, compulsory arrays per step: read h, qx, qy, H; write h, qx, qy
 ASSEMBLIES = ("auto", "edge", "atomic", "cell")

@@ -1,4 +1,4 @@
-"""Initial conditions and bathymetries of the shallow-water scenarios (SPEC §3.5), as functions of
+"""Initial conditions and bathymetries of the shallow-water scenarios (docs/MODELS.md §3.5), as functions of
 the cell-centre coordinates, so that every geometry (grid, triangles) builds them the same way.
 
 One layer (`INITIAL`): each returns (eta, H), the free surface η = h − H and the depth H below the
@@ -13,7 +13,7 @@ import numpy as np
 
 
 def circular_dambreak(x, y):
-    """SPEC §3.5 a (seed 002, §6.2): H = 1 − 0.4 exp(−x² − y²); η = 3 inside r < 0.6, 1 outside."""
+    """docs/MODELS.md §3.5 a ([P2], §6.2): H = 1 − 0.4 exp(−x² − y²); η = 3 inside r < 0.6, 1 outside."""
     r2 = x * x + y * y
     H = 1.0 - 0.4 * np.exp(-r2)
     eta = np.where(r2 < 0.36, 3.0, 1.0)
@@ -30,7 +30,7 @@ def lake_at_rest(x, y):
 
 
 def bump_dambreak(x, y):
-    """SPEC §3.5 b (seed 002, Table 3): H = 4 − 1.5 exp(−x² − y²); h = 5 inside r < 1, 2.5
+    """docs/MODELS.md §3.5 b ([P2], Table 3): H = 4 − 1.5 exp(−x² − y²); h = 5 inside r < 1, 2.5
     outside (so η = h − H)."""
     r2 = x * x + y * y
     H = 4.0 - 1.5 * np.exp(-r2)
@@ -47,7 +47,7 @@ def _disc(x, y, radius, inside, outside):
 
 
 def internal_dambreak(x, y):
-    """SPEC §3.5 c (seed 002): H = 5; h1 = 0.5 inside r < 1.5, 4 outside; h2 = 5 − h1."""
+    """docs/MODELS.md §3.5 c ([P2]): H = 5; h1 = 0.5 inside r < 1.5, 4 outside; h2 = 5 − h1."""
     H = np.full_like(x, 5.0)
     h1 = _disc(x, y, 1.5, 0.5, 4.0)
     return h1, H - h1, H

@@ -1,17 +1,17 @@
-"""The two-species reaction–diffusion models on triangulated surfaces (seed 001, SPEC §2):
+"""The two-species reaction–diffusion models on triangulated surfaces ([P1], docs/MODELS.md §2):
 parameters, scenarios, fields and the registered classes. The numerics live in reference.py (the
 operators, the explicit-Euler `xp` scheme, the stability bounds) and fused.py (the CUDA scheme).
 
 A `SurfaceRD` model builds its mesh from the scenario (`rectangle`, `tube`, or `file` with the
 `mesh` parameter; scenarios.py), renumbers the vertices for memory locality (`renumber`, RCM by
 default; fields are always returned in the mesh's own numbering), builds the float64 operators,
-fixes the explicit Euler step δt (SPEC §2.3) and refuses one above the model's stability bound.
+fixes the explicit Euler step δt (docs/MODELS.md §2.3) and refuses one above the model's stability bound.
 `dt` (the step in use; chemotaxis' positive scheme takes min(dt, its positivity bound) each step),
 `dt_max` (the bound), `dx` (the mean edge length), `imesh` (the
 renumbered mesh) and `ops` (its float64 operators) are public attributes; the schemes read them.
 
-chemotaxis: Murray & Myerscough's cell–chemotaxis model of snake-skin pigmentation (seed 001
-eq. (1); SPEC §2.1):
+chemotaxis: Murray & Myerscough's cell–chemotaxis model of snake-skin pigmentation (docs/MODELS.md [P1]
+eq. (1); docs/MODELS.md §2.1):
 
     ∂n/∂t = D Δn − α n Δc − α ∇n·∇c + s r n (N − n)
     ∂c/∂t = Δc + s ( n/(1+n) − c )
@@ -20,7 +20,7 @@ n = `cells` (cell density f_n), c = `chemo` (chemoattractant f_c), zero flux on 
 (built into the cotangent operator), explicit Euler with δt = C·dx². `scheme` picks the
 discretisation of the cell flux: `positive` (default; reference.py) writes it as ∇·(D∇n − α n∇c)
 with Scharfetter–Gummel fluxes on the cotangent dual, conservative and n ≥ 0 on any mesh, each step
-min(δt, 0.9/max_i λ_i) with λ_i the vertex's loss rate; `paper` is seed 001's −α n Δc − α ∇n·∇c
+min(δt, 0.9/max_i λ_i) with λ_i the vertex's loss rate; `paper` is docs/MODELS.md [P1]'s −α n Δc − α ∇n·∇c
 with averaged vertex gradients (fixed δt), which goes negative and diverges on coarse or
 irregular meshes. The stability bound and the Turing threshold come from the linearisation about the
 uniform state (reference.py): with the paper's D, r, s, N the threshold is α > 12.023, so the
@@ -29,7 +29,7 @@ default here is α = 13 (growth rate ≈ 0.108·s at wavelength ≈ 3.8/√s; th
 points per wavelength, e.g. the default 20,000-vertex rectangle); the paper's value is one `--set
 alpha=12.02` away.
 
-gray-scott: the Gray–Scott system on the same operators (an extra of SPEC §2):
+gray-scott: the Gray–Scott system on the same operators (an extra of docs/MODELS.md §2):
 
     ∂u/∂t = Du Δu − u v² + F (1 − u)
     ∂v/∂t = Dv Δv + u v² − (F + k) v

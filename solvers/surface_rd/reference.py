@@ -2,7 +2,7 @@
 backend and the GPU `array` path (the paper's naive baseline: Laplacians, face gradients, vertex
 gradients, then the update), and the stability bounds the time-step guard uses.
 
-Discrete differential operators on a triangulated surface (seed 001 eqs. (2)–(4), SPEC §2.2),
+Discrete differential operators on a triangulated surface ([P1] eqs. (2)–(4), docs/MODELS.md §2.2),
 built once in float64 from a `TriangleMesh` as sparse matrices:
 
     L  (N × N)   cotangent Laplace–Beltrami with Meyer's mixed areas (paper's eq. (2)):
@@ -227,7 +227,7 @@ def turing_threshold(D: float, r: float, N: float) -> float:
 
 # ---- rates and the explicit-Euler schemes ----------------------------------------------------
 def chemotaxis_rhs(n, c, ops, p, xp):
-    """(∂n/∂t, ∂c/∂t) of chemotaxis (seed 001 eq. (1)) as array code."""
+    """(∂n/∂t, ∂c/∂t) of chemotaxis (docs/MODELS.md [P1] eq. (1)) as array code."""
     nc = xp.stack([n, c], axis=1)
     lap = ops.laplacian(nc)  # (N, 2)
     grad = ops.vertex_gradient(nc)  # (N, 3, 2)

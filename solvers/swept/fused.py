@@ -1,4 +1,4 @@
-"""The CUDA scheme of heat-1d, ks-1d and euler-1d: the three GPU strategies of seed 003 (`method`).
+"""The CUDA scheme of heat-1d, ks-1d and euler-1d: the three GPU strategies of docs/MODELS.md [P3] (`method`).
 
     classic        one kernel launch per tier, global memory (the paper's Classic);
     classic-graph  the same kernels, captured once as a CUDA graph of `graph_steps` steps and

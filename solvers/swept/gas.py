@@ -5,7 +5,7 @@ i−1 … i+2), so both fit the swept machinery unchanged. Arrays have the compo
 Q = (ρ, ρu, E), and the code is written operation for operation as kernels/euler.cu (paper) and
 kernels/muscl.cu (muscl-hllc) write it, so that a g++ build of the kernels equals it bit for bit.
 
-    paper        seed 003 eqs. (13)–(21), SPEC §4: the conserved variables reconstructed with the
+    paper        [P3] eqs. (13)–(21), docs/MODELS.md §4: the conserved variables reconstructed with the
                  pressure-ratio limiter min(P_r, 1) (switched off where P_r ∉ (0, ∞), which on a
                  uniform pressure means everywhere: first order on a density wave), the Rusanov
                  flux ½(F(Q_R) + F(Q_L) + r_sp(Q_L − Q_R)) with r_sp at the Roe average, midpoint

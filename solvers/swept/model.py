@@ -1,5 +1,5 @@
-"""heat-1d, ks-1d and euler-1d: one-dimensional explicit PDEs of seed 003 (Magee & Niemeyer,
-SPEC §4), each with classic, classic-graph and swept GPU kernels (`method`, fused.py).
+"""heat-1d, ks-1d and euler-1d: one-dimensional explicit PDEs of docs/MODELS.md [P3] (Magee & Niemeyer,
+docs/MODELS.md §4), each with classic, classic-graph and swept GPU kernels (`method`, fused.py).
 
     heat-1d   T_t = α T_xx on a rod with insulated ends: forward Euler, central differences
               (the paper's eq. (4)), T_i' = Fo (T_{i+1} + T_{i−1}) + (1 − 2 Fo) T_i, Fo ≤ ½, with

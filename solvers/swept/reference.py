@@ -1,4 +1,4 @@
-"""The reference scheme of heat-1d, ks-1d and euler-1d: explicit stencil schemes of seed 003 as
+"""The reference scheme of heat-1d, ks-1d and euler-1d: explicit stencil schemes of docs/MODELS.md [P3] as
 `xp` array code (the float64 reference, the CPU backend and the GPU `array` path), in both orders
 of operations.
 

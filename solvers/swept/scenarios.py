@@ -1,4 +1,4 @@
-"""Initial conditions of heat-1d, ks-1d and euler-1d (seed 003 Appendices B–D)."""
+"""Initial conditions of heat-1d, ks-1d and euler-1d (docs/MODELS.md [P3] Appendices B–D)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The contract of SPEC §0, checked for every registered model (new models inherit these tests).
+"""The contract of docs/MODELS.md §0, checked for every registered model (new models inherit these tests).
 
 A model declares `contract_params` on its class only if the defaults are too large for a quick
 test; otherwise `small_params` below shrinks the size parameter.

@@ -1,4 +1,4 @@
-"""Every GPU scheme computes the same discrete operator as the NumPy float64 reference (SPEC §6),
+"""Every GPU scheme computes the same discrete operator as the NumPy float64 reference (docs/MODELS.md §6),
 checked once for the whole registry (py-pde's `check_implementation` is the model): for each
 model × real type × GPU path (fused kernels, CuPy array code), the same random, non-trivial state
 is set on a GPU simulation and on the float64 NumPy one, both take the same few steps, and every

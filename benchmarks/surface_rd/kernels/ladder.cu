@@ -1,5 +1,5 @@
 // The rungs of the paper's optimisation ladder (Fig. 11) for chemotaxis on triangulated surfaces
-// (seed 001 eq. (1), SPEC §2) that production does not launch, one thread per vertex (or face),
+// ([P1] eq. (1), docs/MODELS.md §2) that production does not launch, one thread per vertex (or face),
 // templated on the real type T; the ladder benchmark (benchmarks/surface_rd/ladder.py) loads
 // this file with solvers/surface_rd/kernels on the include path. The `vec` rung (the one
 // production launches) is in solvers/surface_rd/kernels/chemotaxis.cu.

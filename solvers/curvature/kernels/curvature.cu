@@ -1,4 +1,4 @@
-// Curvature flows of graphs (seed 000; SPEC §1): fused Runge–Kutta–Merson stage kernels.
+// Curvature flows of graphs ([P0]; docs/MODELS.md §1): fused Runge–Kutta–Merson stage kernels.
 //
 // One kernel per right-hand-side evaluation (stage s = 1..5 of Algorithm 4.1). Each warp walks a
 // column strip up a segment of rows with a register sliding window (the lean walkers below: no
@@ -37,7 +37,7 @@ __device__ __forceinline__ T stage_input(const int stage, const T* u, const T* k
     }
 }
 
-// The last block of stage 5: accept or reject, the next τ (SPEC §1.3), the time, and the Neumann
+// The last block of stage 5: accept or reject, the next τ (docs/MODELS.md §1.3), the time, and the Neumann
 // copies of the accepted state's boundary.
 template <typename T>
 __device__ void decide(double* ctl, int* cti, unsigned long long* err, unsigned int* count,

@@ -1,4 +1,4 @@
-// Curvature flows of graphs (seed 000; SPEC §1.2): the complementary finite-volume operators at
+// Curvature flows of graphs ([P0]; docs/MODELS.md §1.2): the complementary finite-volume operators at
 // one node of a shared-memory tile (edge gradients with corner means, edge Q, node Q, the
 // mean-curvature bracket H, the Willmore divergence) and the exact forcing of `eoc-exact` — the
 // device twins of reference.py and exact.py, included by curvature.cu and curvature_persist.cu.
@@ -49,7 +49,7 @@ __device__ __forceinline__ void node_curvature(const T* c, const int sw, const T
     Q = T(0.25) * ((q[0] + q[1]) + (q[2] + q[3]));
 }
 
-// −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ), scheme (21) with the sign of SPEC §1.1, at the node at c
+// −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ), scheme (21) with the sign of docs/MODELS.md §1.1, at the node at c
 // (φ tile, stride sw) whose w is at cw (w tile, stride ww). E_mn = (1/Q)(δ_mn − ∂mφ ∂nφ/Q²) (53).
 template <typename T>
 __device__ __forceinline__ T willmore_node(const T* c, const int sw, const T* cw, const int ww,

@@ -1,4 +1,4 @@
-// Curvature flows of graphs (seed 000; SPEC §1): a whole run of Runge–Kutta–Merson attempts in ONE
+// Curvature flows of graphs ([P0]; docs/MODELS.md §1): a whole run of Runge–Kutta–Merson attempts in ONE
 // cooperative kernel launch.
 //
 // Why: on small grids (Willmore 256² has 66,049 nodes) a stage kernel is a few µs of latency, and

@@ -1,6 +1,6 @@
 // The control block of a fused Runge–Kutta–Merson run, shared by curvature.cu (one kernel per stage,
 // replayed as CUDA graphs) and curvature_persist.cu (one cooperative kernel running many attempts):
-// double ctl[8], int cti[16] (indices below; fused.py mirrors them), and the controller of SPEC §1.3.
+// double ctl[8], int cti[16] (indices below; fused.py mirrors them), and the controller of docs/MODELS.md §1.3.
 // Time is kept with core's landing rule (clock.cuh, the twin of core/clock.py).
 #pragma once
 #include "clock.cuh"

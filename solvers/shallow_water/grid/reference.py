@@ -1,8 +1,8 @@
 """One-layer shallow water on a structured grid, written once with `xp` (NumPy or CuPy): the float64
-reference, the CPU backend and the GPU `array` path (seed 002 §4, §6; SPEC §3.1, §3.3).
+reference, the CPU backend and the GPU `array` path ([P2] §4, §6; docs/MODELS.md §3.1, §3.3).
 
 Unknowns W = (h, qx, qy, H) per cell of a uniform grid (cell centres, x along the last axis).
-The system W_t + A1(W) W_x + A2(W) W_y = 0 (seed 002 eq. (10)) with the bottom H as a fourth,
+The system W_t + A1(W) W_x + A2(W) W_y = 0 (docs/MODELS.md [P2] eq. (10)) with the bottom H as a fourth,
 stationary unknown, discretised by the path-conservative Roe scheme in upwind form (eq. (15))
 
     W_i' = −1/|V_i| Σ_j |E_ij| D^∓_ij,
@@ -15,9 +15,9 @@ and (0, 1).
 
 Walls (q·n = 0): ghost cells are mirror images with the normal momentum reversed.
 
-Time step (seed 002 §7.1, SPEC §3.3): Δt = min_i 2δ|V_i| / Σ_j |E_ij| max_k |λ_ij,k| from the
+Time step ([P2] §7.1, docs/MODELS.md §3.3): Δt = min_i 2δ|V_i| / Σ_j |E_ij| max_k |λ_ij,k| from the
 Roe eigenvalues of the cell averages at the cell's four edges, computed from the state that the
-step advances ("same-step" form of seed 002; seed 004 lags it by one step).
+step advances ("same-step" form of docs/MODELS.md [P2]; [P4] lags it by one step).
 
 order = 3 (eq. (26)): CWENO3 reconstruction (below) of (η = h − H, qx, qy, H) in every cell,
 two-point Gauss quadrature on each edge, the volume term ∫_V (A1 ∂x P + A2 ∂y P) by the 2 × 2

@@ -1,12 +1,12 @@
 """Unstructured first-order finite volumes on triangle meshes, written once with `xp` (NumPy or
-CuPy): the float64 reference, the CPU backend and the GPU `array` path (seeds 002, 004; SPEC
+CuPy): the float64 reference, the CPU backend and the GPU `array` path ([P2], [P4]; docs/MODELS.md
 §3.3–3.4). One or two layers, the edge fluxes of riemann.py on the edge tables of tables.py.
 
 One explicit step W ← W − Δt/|V| Σ |E| D over the state W (nv, M) in the internal numbering
 (nv = 3 per layer: h, qx, qy), in place. The time step (eq. (3)): Δt = min_i 2 δ |V_i| /
-Σ_j |E_ij| max_k |λ_ij,k| over the current state (the same-step form of seed 002; seed 004 lags
+Σ_j |E_ij| max_k |λ_ij,k| over the current state (the same-step form of docs/MODELS.md [P2]; [P4] lags
 it one step to fuse kernels). With `eigen_precision = float64` on a float32 state the per-edge
-work runs in float64 (seed 002's mixed precision).
+work runs in float64 (docs/MODELS.md [P2]'s mixed precision).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The mesh side of the finite volumes on triangles: the cell orderings for memory locality (seed 004,
-SPEC §3.4), the per-edge tables that both schemes walk, and the generated square meshes.
+"""The mesh side of the finite volumes on triangles: the cell orderings for memory locality (docs/MODELS.md [P4],
+docs/MODELS.md §3.4), the per-edge tables that both schemes walk, and the generated square meshes.
 
 Orderings (`renumber`):
 

@@ -1,4 +1,4 @@
-// Chemotaxis and Gray-Scott on triangulated surfaces (seed 001 eq. (1), SPEC §2): the kernels
+// Chemotaxis and Gray-Scott on triangulated surfaces ([P1] eq. (1), docs/MODELS.md §2): the kernels
 // the fused scheme launches (solvers/surface_rd/fused.py), one thread per vertex, one launch per
 // explicit Euler step, templated on the real type T. The other rungs of the paper's optimisation
 // ladder (Fig. 11) are in benchmarks/surface_rd/kernels/ladder.cu.

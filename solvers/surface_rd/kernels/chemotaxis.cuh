@@ -1,5 +1,5 @@
-// Device functions shared by the chemotaxis kernels on triangulated surfaces (seed 001 eq. (1),
-// SPEC §2): the production kernel (chemotaxis.cu) and the rungs of the optimisation ladder
+// Device functions shared by the chemotaxis kernels on triangulated surfaces (docs/MODELS.md [P1] eq. (1),
+// docs/MODELS.md §2): the production kernel (chemotaxis.cu) and the rungs of the optimisation ladder
 // (benchmarks/surface_rd/kernels/ladder.cu), templated on the real type T.
 //
 //   dn/dt = D Lap n - alpha n Lap c - alpha grad n . grad c + s r n (N - n)

@@ -1,4 +1,4 @@
-// euler-1d (seed 003 Appendix D; SPEC §4): Sod's tube, second-order finite volumes with the
+// euler-1d ([P3] Appendix D; docs/MODELS.md §4): Sod's tube, second-order finite volumes with the
 // pressure-ratio limiter, Rusanov flux at the Roe average, midpoint RK2 as two tiers (predictor
 // par = 1, final par = 0), Dirichlet ghost cells or periodic ends. Classic and swept kernels
 // (swept.cuh). This is scheme=paper; scheme=muscl-hllc (the default) is muscl.cu.

@@ -1,4 +1,4 @@
-// heat-1d (seed 003 Appendix B; SPEC §4): T_i' = Fo (T_{i+1} + T_{i-1}) + (1 - 2 Fo) T_i,
+// heat-1d ([P3] Appendix B; docs/MODELS.md §4): T_i' = Fo (T_{i+1} + T_{i-1}) + (1 - 2 Fo) T_i,
 // insulated ends T_{-1} = T_1, T_n = T_{n-2}. Classic and swept kernels (swept.cuh).
 // Per node and step: 3 loads (2 from cache), 1 store, 3 flops.
 #include "swept.cuh"

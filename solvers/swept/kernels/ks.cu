@@ -1,4 +1,4 @@
-// ks-1d (seed 003 Appendix C; SPEC §4): u_t = -(u u_x + u_xx + u_xxxx), periodic,
+// ks-1d ([P3] Appendix C; docs/MODELS.md §4): u_t = -(u u_x + u_xx + u_xxxx), periodic,
 // 5-point central differences, midpoint RK2 as two tiers (predictor par = 1, final par = 0).
 // Classic and swept kernels (swept.cuh). Per node and tier: 5 loads (4 from cache), 1 store,
 // ~16 flops.

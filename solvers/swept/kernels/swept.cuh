@@ -1,4 +1,4 @@
-// The swept time-space decomposition on one GPU (seed 003, Magee & Niemeyer §4-5, "Shared"),
+// The swept time-space decomposition on one GPU (docs/MODELS.md [P3], Magee & Niemeyer §4-5, "Shared"),
 // and the classic kernel, generic over a stencil scheme `Op` (heat.cu, ks.cu, euler.cu).
 //
 // A scheme is a sequence of tiers (sub-time-steps). Tier j writes row j%2 of a node from row

@@ -1,4 +1,4 @@
-"""Curvature flows (seed 000, SPEC §1, §6) on the CPU: orders of convergence on the exact solution,
+"""Curvature flows ([P0], docs/MODELS.md §1, §6) on the CPU: orders of convergence on the exact solution,
 the exact forcing against the discrete operators, energy decrease, RKM step control, boundaries and
 bad input."""
 import math

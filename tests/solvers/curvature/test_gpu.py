@@ -1,5 +1,5 @@
 """The fused CUDA scheme of the curvature flows beyond the generic fused-equals-reference test
-(SPEC §6): its paths (persistent, graph, plain launches) continuing one run, every tile variant of
+(docs/MODELS.md §6): its paths (persistent, graph, plain launches) continuing one run, every tile variant of
 the persistent kernel and a grid of 3 blocks, forced rejections, the device-decided adaptive run
 landing on its end time, and exact Neumann copies. Variants are built through the `sim.scheme`
 hook: `sim.scheme = FusedRKM(sim, path=..., variant=..., blocks=...)`."""

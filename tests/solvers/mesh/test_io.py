@@ -1,5 +1,5 @@
 """Reading meshes with meshio: good files round-trip, bad ones raise MeshError naming the
-problem (SPEC §0: a malformed or degenerate mesh file is bad input, never a crash)."""
+problem (docs/MODELS.md §0: a malformed or degenerate mesh file is bad input, never a crash)."""
 import warnings
 from pathlib import Path
 

@@ -1,5 +1,5 @@
 """chemotaxis and gray-scott on surfaces: pattern formation, the stability guard, renumbering,
-mesh files (SPEC §2, §6)."""
+mesh files (docs/MODELS.md §2, §6)."""
 import subprocess
 import sys
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The discrete operators of SPEC §2.2 (seed 001 eqs. (2)–(4))."""
+"""The discrete operators of docs/MODELS.md §2.2 ([P1] eqs. (2)–(4))."""
 import numpy as np
 import pytest
 

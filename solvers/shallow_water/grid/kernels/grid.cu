@@ -1,4 +1,4 @@
-// One-layer shallow water on a structured grid: fused kernels (seed 002 §4, §6; SPEC §3.3).
+// One-layer shallow water on a structured grid: fused kernels ([P2] §4, §6; docs/MODELS.md §3.3).
 // The same discrete operator as grid/reference.py (read its docstring for the maths): the
 // path-conservative Roe solver roe1 of ../../kernels/riemann.cuh (closed-form eigenstructure,
 // Harten–Hyman entropy fix, upwinded bottom source), called on the grid's axis frames; order 3

@@ -8,7 +8,7 @@
 //
 // Three assemblies of the update W_i -= dt/|V_i| sum_edges |E| D:
 //   slots   edge kernel writes each side's contribution into its own accumulator slot
-//           acc[k*3M + slot*M + cell] (no races, no atomics; seed 004), then cell_dt and
+//           acc[k*3M + slot*M + cell] (no races, no atomics; docs/MODELS.md [P4]), then cell_dt and
 //           cell_update sum the three slots
 //   atomic  edge kernel atomicAdds into acc[k*M + cell] (zeroed every step)
 //   cell    one thread per cell computes the fluxes of its three edges (each interior edge twice)
@@ -195,7 +195,7 @@ __device__ __forceinline__ void cell_update_body(T* __restrict__ W, T* __restric
 #define TRI_CELL_PASS W, H, nbr, cnx, cny, clen, area, acc, dtmin, cfl2, M
 
 // Kernels of one (layers, scheme): edge slots, edge atomics, cell-fused; `_mixed` computes the
-// fluxes in double on float storage (seed 002's mixed precision).
+// fluxes in double on float storage (docs/MODELS.md [P2]'s mixed precision).
 #define TRI_KERNELS(NAME, NL, SCH)                                                            \
     template <typename T> __global__ void edges_##NAME(TRI_EDGE_ARGS) {                       \
         edge_body<T, T, NL, SCH, false>(TRI_EDGE_PASS, T(g), T(r)); }                          \

@@ -1,4 +1,4 @@
-"""shallow-water on a structured grid (seed 002; SPEC §3.3, §3.5 a, §6): well-balancing, mass
+"""shallow-water on a structured grid ([P2]; docs/MODELS.md §3.3, §3.5 a, §6): well-balancing, mass
 conservation with walls, radial symmetry, the Stoker dam break and the orders of convergence, bad
 input; on the GPU, what the generic fused-equals-reference test does not reach: the per-cell
 kernel variant, the Δt folded into the strip pass across a replaced state, the tuning knobs."""

@@ -1,4 +1,4 @@
-"""Shallow water on triangles, one and two layers (SPEC §3, §6): well-balancing, conservation,
+"""Shallow water on triangles, one and two layers (docs/MODELS.md §3, §6): well-balancing, conservation,
 symmetry, renumbering invariance, scheme agreement under refinement, the cell-fused assembly,
 bad input. The registered models through `solvers.create`."""
 import numpy as np
@@ -212,7 +212,7 @@ def test_square_mesh_sizes_quality_and_orderings():
         assert m.n_cells == n and abs(m.cell_areas.sum() - 100) < 1e-9
         assert min_angle_degrees(m) > 15
     m = square_mesh(16000)
-    assert bandwidth(m) == 12000  # 0.75 N: MATLAB-like refinement numbering (seed 004 Table 3)
+    assert bandwidth(m) == 12000  # 0.75 N: MATLAB-like refinement numbering (docs/MODELS.md [P4] Table 3)
     assert bandwidth(m, cell_order(m, "rcm")) < 200
     assert bandwidth(m, cell_order(m, "gps")) < bandwidth(m, cell_order(m, "rcm"))
     np.testing.assert_array_equal(square_mesh(4000, seed=5).cells, square_mesh(4000, seed=5).cells)

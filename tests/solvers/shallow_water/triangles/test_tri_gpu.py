@@ -1,4 +1,4 @@
-"""GPU kernels of the triangle finite volumes against the NumPy float64 reference (SPEC §6), what
+"""GPU kernels of the triangle finite volumes against the NumPy float64 reference (docs/MODELS.md §6), what
 the generic fused-equals-reference test does not reach: every (layers, scheme, assembly) in
 float32 and float64, mixed precision, on random, discontinuous data (transonic edges included);
 lake at rest and mass on the device; batches with the device clock equal single steps."""
