@@ -74,6 +74,7 @@ class MainWindow(ExportsMixin, QMainWindow):
         self.field = None
         self._field_model = None
         self._gpu = None  # whether a GPU is usable, asked once
+        self.gl_renderer = None
         self._hints: dict = {}
         self.scale = ColorScale()
         self.recorder = None
@@ -487,6 +488,13 @@ class MainWindow(ExportsMixin, QMainWindow):
         self._draw_t0 = time.perf_counter()
 
     def _draw_end(self, event):
+        if self.gl_renderer is None:  # Help > About names it; the context is current here
+            try:
+                from vispy.gloo import gl
+                self.gl_renderer = f"{gl.glGetParameter(gl.GL_RENDERER)}, OpenGL " \
+                                   f"{gl.glGetParameter(gl.GL_VERSION)}"
+            except Exception as e:  # noqa: BLE001 (a driver that cannot say)
+                self.gl_renderer = f"unknown ({type(e).__name__})"
         if self._draw_t0 is not None:
             self.profiler.values["draw_ms"] = 1e3 * (time.perf_counter() - self._draw_t0
                                                      + self._prep_s)

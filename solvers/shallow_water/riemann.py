@@ -1,7 +1,7 @@
 """The edge fluxes of the one- and two-layer shallow-water systems, written once with `xp` (NumPy or
 CuPy) and used by both geometries: the triangles (triangles/reference.py) and the structured grid
 (grid/reference.py, whose x- and y-edges are the normals (1, 0) and (0, 1), given as ints). Their CUDA twins are
-in kernels/riemann.cuh. SPEC §3.1–3.3; seeds 002 (Castro et al., eq. (2)–(3)) and 004
+in kernels/riemann.cuh. docs/MODELS.md §3.1–3.3; [P2] (Castro et al., eq. (2)–(3)) and 004
 (de la Asunción et al., §2). PyClaw's riemann package is the model: one signature for every flux,
 
     DL, DR, smax = flux(xp, WL, WR, HL, HR, nx, ny, wall, g, r)
@@ -43,12 +43,12 @@ the outer two by Newton from the bounds max/min(u) ± (c1 + c2) (monotone conver
 two from the deflated quadratic; right eigenvectors (c1², λ c1², u1t c1², b, λ b, u2t b),
 b = (λ − u1)² − c1², and left ones in closed form. `ir-roe` projects on them in the normal frame
 (rotational invariance: a 4×4 problem plus two transported tangential fields); `roe` is the
-classical scheme of seed 004: the 6×6 Cartesian eigenvector matrix K is inverted numerically per
+classical scheme of docs/MODELS.md [P4]: the 6×6 Cartesian eigenvector matrix K is inverted numerically per
 edge (Gauss–Jordan, partial pivoting) and P⁻ = ½ K (I − sgn Λ) K⁻¹ applied to Z.
 `pvm-ifcp` needs no eigenvectors: the external/internal speed approximations
 u_m ± √(g(h̄1+h̄2)), u_w ± √((1−r) g h̄1 h̄2/(h̄1+h̄2)) of the Roe state.
 Where the two-layer Roe matrix loses hyperbolicity (complex internal eigenvalues: strong shear,
-Kelvin–Helmholtz; e.g. seed 004's test 2 just after t = 0.1), it has no eigenvector basis; the
+Kelvin–Helmholtz; e.g. docs/MODELS.md [P4]'s test 2 just after t = 0.1), it has no eigenvector basis; the
 Roe schemes then use the IFCP viscosity on that edge (as the GPU kernels do).
 """
 from __future__ import annotations
@@ -151,7 +151,7 @@ def _normal_states(xp, WL, WR, HL, HR, nx, ny, wall):
 
 
 def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0, deta=None):
-    """The path-conservative Roe solver (seed 002 §4) in the edge-normal frame: segment paths and
+    """The path-conservative Roe solver (docs/MODELS.md [P2] §4) in the edge-normal frame: segment paths and
     the closed-form eigenstructure of the one-layer Roe matrix (normal velocity ũ and tangential
     velocity ṽ the √h-weighted Roe averages, c̄² = g (h_L + h_R)/2; eigenvalues ũ − c̄, ũ, ũ + c̄).
     With α_k the wave strengths of ΔU and the bottom jump projected on the same eigenvectors

@@ -70,7 +70,7 @@ def test_menus_file_export_quit_and_help(win, qtbot):
     import pdestudio
     about = menus.about_text(win)
     assert pdestudio.__version__ in about and "heat-1d" in about and "numpy" in about
-    assert "GPU (CuPy):" in about
+    assert "GPU (CuPy):" in about and "OpenGL " in win.gl_renderer  # llvmpipe under Xvfb
     keys = menus.shortcuts_text(win)
     assert re.search(r"Space\s+Run", keys) and re.search(r"Ctrl\+Q\s+Quit", keys)
     assert all(path.is_file() for _, path in menus.DOCS)  # the Help menu's documents exist
