@@ -180,7 +180,7 @@ class CurvatureFlow(Simulation):
         p = self.params
         tol = p["tolerance"]
         if self.willmore and self.dtype == "float32":
-            return ("Willmore flow needs double precision: the paper (seed 000) got no usable "
+            return ("Willmore flow needs double precision: the paper ([P0], docs/MODELS.md) got no usable "
                     "single-precision result and neither do we; use dtype=float64.")
         tips = []
         if p["integrator"] == "rkm":
@@ -246,7 +246,7 @@ class MeanCurvatureFlow(CurvatureFlow):
     model = "mean-curvature"
     title = "Mean-curvature flow of graphs"
     description = ("φ_t = Q ∇·(∇φ/Q) + F: complementary finite volumes, adaptive Runge–Kutta–"
-                   "Merson (seed 000, Oberhuber, Suzuki & Žabka).")
+                   "Merson ([P0], docs/MODELS.md, Oberhuber, Suzuki & Žabka).")
     bench_sizes = (256, 512, 1024)
 
 
@@ -255,7 +255,7 @@ class WillmoreFlow(CurvatureFlow):
     model = "willmore"
     title = "Willmore flow of graphs"
     description = ("φ_t = −Q ∇·((1/Q)P∇w − ½(w²/Q³)∇φ) + F, w = Q∇·(∇φ/Q): complementary finite "
-                   "volumes, adaptive Runge–Kutta–Merson (seed 000).")
+                   "volumes, adaptive Runge–Kutta–Merson ([P0], docs/MODELS.md).")
     willmore = True
     bench_sizes = (128, 256)
     memory_per_cell = 352  # peak host bytes per cell, float64 (core/memory.py)

@@ -261,7 +261,7 @@ class ShallowWater(_ShallowWaterBase):
                                        for o in TRI_SCHEMES))})
     check_params = {}  # (the sizes are in the table's options: cells only with triangles)
     description = ("One-layer shallow water over a bathymetry: path-conservative Roe finite "
-                   "volumes, well-balanced, first or third order (seed 002, Castro et al.).")
+                   "volumes, well-balanced, first or third order ([P2], docs/MODELS.md, Castro et al.).")
     parameters = (
         Param("geometry", "str", "grid", "Mesh kind: a structured grid of (nearly) square "
               "cells, or unstructured triangles (generated on the Lx × Ly rectangle or read from "
@@ -279,10 +279,10 @@ class ShallowWater(_ShallowWaterBase):
         _only(scheme_param("roe"), "triangles"),
     ) + tuple(_only(p, "triangles") for p in TRI_PARAMS if p.name not in ("g", "cfl"))
     scenarios = (
-        Scenario("circular-dambreak", "SPEC §3.5 a: H = 1 − 0.4 exp(−x² − y²); η = 3 inside "
+        Scenario("circular-dambreak", "docs/MODELS.md §3.5 a: H = 1 − 0.4 exp(−x² − y²); η = 3 inside "
                  "r < 0.6, 1 outside; q = 0; walls; the paper runs t ∈ [0, 1] on a grid. " + SCALED,
                  {"geometry": "grid"}),
-        Scenario("bump-dambreak", "SPEC §3.5 b: H = 4 − 1.5 exp(−x² − y²); h = 5 inside r < 1, "
+        Scenario("bump-dambreak", "docs/MODELS.md §3.5 b: H = 4 − 1.5 exp(−x² − y²); h = 5 inside r < 1, "
                  "2.5 outside; the paper runs t ∈ [0, 1] on 1,001,898 triangles. " + SCALED,
                  {"geometry": "triangles"}),
         Scenario("lake-at-rest", "η = 1, q = 0 over a bumpy bottom that rises above the reference "
@@ -387,12 +387,12 @@ class TwoLayer(_ShallowWaterBase):
               lo=0, hi=1, lo_open=True, hi_open=True),
         scheme_param("ir-roe"),
         Param("eigen_precision", "str", "working", "Precision of the per-edge eigen-solve: "
-              "working (the dtype) or float64 (with dtype float32: seed 002's mixed precision).",
+              "working (the dtype) or float64 (with dtype float32: [P2]'s mixed precision).",
               choices=("working", "float64")),
     )
     scenarios = (
         Scenario("internal-dambreak", "H = 5; h1 = 0.5 inside r < 1.5, 4 outside; h2 = 5 − h1; "
-                 "r = 0.998 (seed 002, §3.5 c). " + SCALED, {"r": 0.998}),
+                 "r = 0.998 ([P2], docs/MODELS.md, §3.5 c). " + SCALED, {"r": 0.998}),
         Scenario("renumbering-test-1", "Seed 004's test 1: H = 6; h1 = 0.5 inside r < 1.5, 4 "
                  "outside; h2 = H − h1; r = 0.5; t ∈ [0, 0.1]. " + SCALED, {"r": 0.5}),
         Scenario("renumbering-test-2", "Seed 004's test 2: H = 1 − 1.5 exp(−x² − y²) (negative "

@@ -211,7 +211,7 @@ class Chemotaxis(SurfaceRD):
     title = "Chemotaxis on surfaces"
     description = ("Murray–Myerscough cell–chemotaxis reaction–diffusion on a triangulated "
                    "surface: cotangent Laplace–Beltrami, face and vertex gradients, explicit "
-                   "Euler (seed 001, Descombes, Dhillon & Zwicker).")
+                   "Euler ([P1], docs/MODELS.md, Descombes, Dhillon & Zwicker).")
     species = ("cells", "chemo")
     ensemble_params = ("D", "r", "alpha", "s", "N", "perturbation", "seed", "C", "dt")
     parameters = MESH_PARAMS + (
@@ -226,7 +226,7 @@ class Chemotaxis(SurfaceRD):
               lo_open=True),
         Param("scheme", "str", "positive", "Discretisation of the cell flux: 'positive' "
               "(conservative upwind fluxes on the cotangent dual, n ≥ 0 on any mesh, adaptive "
-              "step) or 'paper' (−α n Δc − α ∇n·∇c with averaged vertex gradients, seed 001; "
+              "step) or 'paper' (−α n Δc − α ∇n·∇c with averaged vertex gradients, [P1], docs/MODELS.md; "
               "not positivity-preserving).", choices=("positive", "paper")),
         Param("perturbation", "float", 0.01, "Relative amplitude of the seeded random "
               "perturbation of the uniform initial state.", lo=0, hi=1),

@@ -110,7 +110,7 @@ class Heat1D(SweptSimulation):
     model = "heat-1d"
     title = "Heat equation (1D)"
     description = ("T_t = α T_xx on an insulated rod: forward Euler, central differences; "
-                   "classic or swept GPU kernels (seed 003, Magee & Niemeyer).")
+                   "classic or swept GPU kernels ([P3], docs/MODELS.md, Magee & Niemeyer).")
     parameters = (
         Param("nx", "int", 1024, "Number of grid nodes along the rod.", lo=3, hi=2**28),
         Param("L", "float", 1.0, "Length of the rod.", unit="m", lo=0, lo_open=True),
@@ -180,7 +180,7 @@ class KuramotoSivashinsky1D(SweptSimulation):
     model = "ks-1d"
     title = "Kuramoto–Sivashinsky (1D)"
     description = ("u_t = −(u u_x + u_xx + u_xxxx), periodic: 5-point central differences, "
-                   "midpoint RK2; classic or swept GPU kernels (seed 003).")
+                   "midpoint RK2; classic or swept GPU kernels ([P3], docs/MODELS.md).")
     parameters = (
         Param("nx", "int", 256, "Number of grid nodes on the periodic domain; at least one per "
               "unit length (nx ≥ L, ≈ 6.3 nodes per 2π: coarser grids diverge at ≤ 0.76 "
@@ -266,7 +266,7 @@ class Euler1D(SweptSimulation):
     description = ("Compressible Euler equations, finite volumes: MUSCL on ρ, u, P (third order "
                    "where smooth, superbee at jumps) with an HLLC flux and SSP-RK2 (default), or the paper's pressure-ratio "
                    "limiter with a Rusanov flux; Dirichlet or periodic ends; classic or swept GPU "
-                   "kernels (seed 003).")
+                   "kernels ([P3], docs/MODELS.md).")
     parameters = (
         Param("nx", "int", 512, "Number of cells in the tube [0, L].", lo=4, hi=2**27),
         Param("L", "float", 1.0, "Length of the tube.", lo=0, lo_open=True),
@@ -274,7 +274,7 @@ class Euler1D(SweptSimulation):
               "Finite volumes: muscl-hllc (MUSCL on the primitive variables: unlimited third-"
               "order face values where smooth, superbee at jumps, LimO3 elsewhere; HLLC flux, "
               "SSP-RK2: second order or better on smooth flow, sharp contacts) or "
-              "paper (seed 003's pressure-ratio limiter, Rusanov flux at the Roe average, "
+              "paper ([P3]'s pressure-ratio limiter, Rusanov flux at the Roe average, "
               "midpoint RK2: first order where the pressure is uniform; kept for the swept "
               "comparison).", choices=SCHEMES),
         Param("boundary", "str", "dirichlet",

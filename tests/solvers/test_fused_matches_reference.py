@@ -1,6 +1,6 @@
 """Every GPU scheme computes the same discrete operator as the NumPy float64 reference
-(docs/MODELS.md §6), checked once for the whole registry (py-pde's `check_implementation` is the model): for each model, each
-entry and option set of its scheme table (core/scheme.py: `SchemeTable.cases()`), each real type
+(docs/MODELS.md §6), checked once for the whole registry (py-pde's `check_implementation` is the
+model): for each model, each entry and option set of its scheme table (core/scheme.py: `SchemeTable.cases()`), each real type
 and GPU path (fused kernels, CuPy array code), the same random, non-trivial state is set on a GPU
 simulation and on the float64 NumPy one, both take the same few steps, and every field and the
 clock must agree to the type's round-off. The sizes come from the model (`check_params`), the
