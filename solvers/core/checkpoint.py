@@ -466,6 +466,30 @@ def _restore(sim, m: dict, state: dict) -> None:
         name, low, lo, lo_open = sim._violation
         raise _Bad(f"has '{name}' down to {low:g}; allowed: {name} {'>' if lo_open else '>='} "
                    f"{lo:g}")
+    moves, dt = _clock_moves(sim)
+    if not moves:
+        step = f"a step of Δt = {dt:.6g}" if dt is not None else "a step"
+        raise _Bad(f"has t = {sim.t:.6g}, where {step} cannot move the clock (t + Δt == t in "
+                   f"double precision); allowed: a time at which the steps still count")
+
+
+def _clock_moves(sim) -> tuple[bool, float | None]:
+    """Whether a step of the loaded simulation moves its clock (issue 28: a file at t = 1e300
+    loaded and then stepped for ever), and the step's size where the model holds it; otherwise
+    one trial step, undone (a step that diverges says nothing about the clock)."""
+    from . import clock
+    from .errors import SimulationDiverged
+    dt = sim._next_dt()
+    if dt is not None:
+        return clock.moves(sim.t, dt), dt
+    snap = sim._snapshot()
+    try:
+        sim._steps_unchecked(1, None)
+        return sim.t != snap[1], None
+    except SimulationDiverged:
+        return True, None
+    finally:
+        sim._restore(snap)
 
 
 # ---- reading: the whole ---------------------------------------------------------------------------

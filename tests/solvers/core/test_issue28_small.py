@@ -38,7 +38,26 @@ def test_cli_continuing_a_checkpoint_at_1e300_is_refused(tmp_path):
     out = subprocess.run([sys.executable, "-m", "pdestudio", "run", "heat-1d", "--load",
                           str(tmp_path / "big.npz"), "--until", "2e300"],
                          capture_output=True, text=True, timeout=60)  # before: ran for ever
-    assert out.returncode == 2 and "cannot advance at t = 1e+300 with Δt =" in out.stderr
+    assert out.returncode == 2 and "big.npz' has t = 1e+300, where a step of Δt =" in out.stderr
+    assert "cannot move the clock" in out.stderr
+
+
+@pytest.mark.parametrize("model,kw", [("shallow-water", {"nx": 16}), ("gray-scott", {})])
+def test_a_checkpoint_whose_clock_cannot_move_is_refused_at_load(model, kw, tmp_path):
+    """Shallow water holds no step size before stepping (a trial step, undone, tells);
+    Gray-Scott does. The file is named (a loaded simulation must be able to step)."""
+    sim = solvers.create(model, backend="numpy", **kw)
+    sim.t = 9007199254740993.0  # 2^53 + 1: steps of 1 no longer count
+    sim.save(tmp_path / "late.npz")
+    with pytest.raises(solvers.ParameterError, match=r"late.npz' has t = 9.0072e\+15, where "
+                       r"a step.* cannot move the clock"):
+        solvers.load(tmp_path / "late.npz")
+    sim.t = 1e6
+    sim.save(tmp_path / "fine.npz")
+    back = solvers.load(tmp_path / "fine.npz")
+    assert back.t == 1e6 and back.steps == sim.steps
+    back.step(1)
+    assert back.t > 1e6
 
 
 def test_a_checkpoint_with_negative_depth_is_refused_at_load(tmp_path):
