@@ -171,10 +171,13 @@ def measure_case(canvas, case: str, frames: int, path: str) -> dict:
 
 # ---- solver alone vs while the screen takes 60 frames/s ----------------------------------------
 def solver_case(model: str, size: int, backend: str, dtype: str, seconds: float, path: str,
-                fps: float = 60.0) -> dict:
+                fps: float = 60.0, own_stream: bool = False) -> dict:
     from .handover_bench import drawing_rate, plain_rate
     from pdestudio import solvers
     schema = solvers.describe(model)
+    if own_stream:  # the solver on a non-blocking CUDA stream (for the whole process)
+        import cupy as cp
+        cp.cuda.Stream(non_blocking=True).use()
     sim = solvers.create(model, backend=backend, dtype=dtype, **{schema["size_param"]: size})
     sim.step(1)
     alone, _ = plain_rate(sim, seconds)
@@ -195,6 +198,9 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default="auto")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--fps", type=float, default=60.0, help="the screen's frame rate cap")
+    ap.add_argument("--own-stream", action="store_true",
+                    help="the solver on its own non-blocking CUDA stream")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     rows = []
@@ -202,7 +208,8 @@ def main(argv=None) -> int:
         paths = ("pinned", "interop") if a.path == "interop" else ("pinned",)
         for model in a.solver:
             for path in paths:
-                r = solver_case(model, a.size, a.backend, a.dtype, a.seconds, path)
+                r = solver_case(model, a.size, a.backend, a.dtype, a.seconds, path, a.fps,
+                                a.own_stream)
                 rows.append(r)
                 print(f"{model} {a.size} {r['backend']} {r['dtype']} [{r['path_used']}]: alone "
                       f"{r['steps_per_s_alone']:.4g} steps/s, while drawing "

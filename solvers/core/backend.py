@@ -6,6 +6,7 @@ device really works (a tiny allocation and reduction succeed, ENVIRONMENT.md), a
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -86,6 +87,21 @@ def resolve(name: str = "auto") -> Backend:
         raise ParameterError(f"backend 'cupy' was asked for but is not usable: {why}; "
                              "allowed here: numpy, auto")
     return Backend("numpy", np)
+
+
+@contextlib.contextmanager
+def on_stream(stream):
+    """Make `stream` current for the block, then make current again exactly the stream that was
+    before. (CuPy's `with stream:` leaves CUDA's default stream current after the block when the
+    stream before was made current with `use()`: the work queued after it then ran on the default
+    stream, unordered with a non-blocking solver stream, and shallow water diverged at step 128.)"""
+    import cupy as cp
+    before = cp.cuda.get_current_stream()
+    stream.use()
+    try:
+        yield stream
+    finally:
+        before.use()
 
 
 def check_dtype(dtype: str) -> str:

@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from . import clock
+from .backend import on_stream
 
 WORDS = 5  # {t, landed, i, t_end, has_end} (kernels/clock.cuh, CLOCK_WORDS)
 
@@ -126,7 +127,7 @@ class GraphCache:
         capture = cp.cuda.Stream(non_blocking=True)
         cp.cuda.get_current_stream().synchronize()
         try:
-            with capture:
+            with on_stream(capture):
                 capture.begin_capture()
                 try:
                     queue_steps(self.steps)

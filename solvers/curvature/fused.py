@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import clock
-from ..core.backend import load_kernels
+from ..core.backend import load_kernels, on_stream
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
 from .reference import neumann_fill
@@ -236,7 +236,7 @@ class FusedRKM(SchemeBase):
         """A CUDA graph of GRAPH_ATTEMPTS attempts (kernel arguments are fixed pointers)."""
         cp = self.cp
         try:
-            with self.stream:
+            with on_stream(self.stream):
                 self.stream.begin_capture()
                 try:
                     for _ in range(GRAPH_ATTEMPTS):
@@ -254,7 +254,7 @@ class FusedRKM(SchemeBase):
             cp.cuda.runtime.deviceSynchronize()
 
     def _launch_batch(self, n_batches: int):
-        with self.stream:
+        with on_stream(self.stream):
             for _ in range(n_batches):
                 if self.graph:
                     self.graph.launch(self.stream)
@@ -269,7 +269,7 @@ class FusedRKM(SchemeBase):
         while True:
             kern, threads, grid = self.persist
             try:
-                with self.stream:
+                with on_stream(self.stream):
                     self.sync.fill(0)
                     kern((grid,), (32, threads // 32),
                          (self.u[0], self.u[1], *self.ks, self.tx, self.ty, self.coef, self.ctl,
@@ -307,7 +307,7 @@ class FusedRKM(SchemeBase):
         cti[I_CUR] = self.cur
         cti[I_HASEND] = t_end is not None
         self.stream.wait_event(cp.cuda.get_current_stream().record())
-        with self.stream:
+        with on_stream(self.stream):
             self.ctl.set(ctl, stream=self.stream)
             self.cti.set(cti, stream=self.stream)
 

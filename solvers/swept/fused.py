@@ -22,7 +22,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ..core.backend import load_kernels
+from ..core.backend import load_kernels, on_stream
 from ..core.device_clock import GraphCache
 from ..core.errors import ParameterError
 from .reference import EulerScheme, HeatScheme, KSScheme, TieredScheme
@@ -182,7 +182,7 @@ class SweptFused(TieredScheme):
         if graph is None:
             stream = cp.cuda.Stream(non_blocking=True)
             cp.cuda.get_current_stream().synchronize()
-            with stream:
+            with on_stream(stream):
                 stream.begin_capture()
                 for _ in range(self.graph_steps):  # even: heat's ping-pong ends where it began
                     self.classic(dt)
