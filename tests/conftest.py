@@ -16,3 +16,14 @@ def pytest_collection_modifyitems(config, items):
 def gpu_backend():
     """Name of the GPU backend for tests marked gpu."""
     return "cupy"
+
+
+@pytest.fixture(autouse=True)
+def _forget_defined_models():
+    """Model files a test defines (solvers.define) leave the registry with the test: the next
+    test sees the built-in models alone, as a fresh process does."""
+    from pdestudio.solvers.core import registry
+    before = set(solvers.available_models())
+    yield
+    for model in set(solvers.available_models()) - before:
+        registry.unregister(model)

@@ -70,7 +70,9 @@ def test_the_dam_break_video_stays_bright_after_the_collapse(rendered):
     assert follow["pixels"] > 2000 and first["pixels"] > 2000
     # viridis: green is low at its dark end; the collapsed water fills most of the range
     assert follow["green"] > 60 and follow["occupancy"] > 0.4, follow
-    assert first["green"] < follow["green"] / 2, (first, follow)  # the old default went dark
+    # the old default went dark: the collapsed water used a fifth of the first frame's range
+    # (green 49 with the software renderer, 58 with OpenGL, against 107)
+    assert first["occupancy"] < 0.25 and first["green"] < 0.65 * follow["green"], (first, follow)
 
 
 def test_follow_range_takes_in_every_frame_and_closes_in():
