@@ -19,6 +19,51 @@ AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
 SWITCH_INTERVAL = 0.0005
 
 
+PACES = ("smooth", "fast solver")
+
+
+class FramePacer:
+    """How often the solver thread hands a frame over. 'smooth': up to MAX_FPS. 'fast solver':
+    an adaptive cap, so that drawing takes at most `share` of the time: the screen and the solver
+    share one GPU (OpenGL and CUDA contexts take turns), and a frame costs the solver about the
+    wall time the screen spends on it; the cap is share / (that time, smoothed), between MIN_FPS
+    and MAX_FPS. The solver steps for the whole interval between two frames (it never sleeps
+    to wait for the next one). Qt-free: the window's worker and the benchmarks use it."""
+
+    MIN_FPS = 2.0
+
+    def __init__(self, mode: str = "smooth", share: float = 0.1):
+        self.mode, self.share = "smooth", share
+        self.draw_s: float | None = None
+        self.set_mode(mode)
+
+    def set_mode(self, mode: str) -> None:
+        if mode not in PACES:
+            raise ValueError(f"unknown pace '{mode}'; allowed: {', '.join(PACES)}")
+        self.mode = mode
+
+    def drawn(self, seconds: float) -> None:
+        """The screen took `seconds` for a frame (wall time of its draw)."""
+        if seconds > 0:
+            self.draw_s = seconds if self.draw_s is None else 0.8 * self.draw_s + 0.2 * seconds
+
+    @property
+    def fps(self) -> float:
+        if self.mode == "smooth" or not self.draw_s:
+            return MAX_FPS
+        return min(MAX_FPS, max(self.MIN_FPS, self.share / self.draw_s))
+
+    @property
+    def frame_s(self) -> float:
+        """Stepping time per frame: the longer of AUTO_FRAME_S and the interval the cap leaves."""
+        return max(AUTO_FRAME_S, 1.0 / self.fps)
+
+    def describe(self) -> str:
+        if self.mode == "smooth":
+            return f"smooth (up to {MAX_FPS:.0f} frames/s)"
+        return f"fast solver (cap {self.fps:.3g} frames/s: drawing ≤ {100 * self.share:.0f} %)"
+
+
 @dataclass(frozen=True)
 class SimInfo:
     """Everything the views and panels need to know about a simulation, read once in the

@@ -95,6 +95,7 @@ class MainWindow(ExportsMixin, QMainWindow):
         self._build_toolbar()
         self.profiler = ProfilerPanel()
         self.profiler.measure.connect(lambda: self.worker.submit("speedup"))
+        self.profiler.pace_changed.connect(lambda mode: self.worker.submit("pace", mode))
         dock = QDockWidget("Profiler", self)
         dock.setWidget(self.profiler)
         dock.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
@@ -496,8 +497,9 @@ class MainWindow(ExportsMixin, QMainWindow):
             except Exception as e:  # noqa: BLE001 (a driver that cannot say)
                 self.gl_renderer = f"unknown ({type(e).__name__})"
         if self._draw_t0 is not None:
-            self.profiler.values["draw_ms"] = 1e3 * (time.perf_counter() - self._draw_t0
-                                                     + self._prep_s)
+            drawn = time.perf_counter() - self._draw_t0 + self._prep_s
+            self.profiler.values["draw_ms"] = 1e3 * drawn
+            self.worker.submit("drawn", drawn)  # the 'fast solver' pace caps frames by it
 
     def _on_stats(self, s: dict):
         now = time.perf_counter()

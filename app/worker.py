@@ -24,7 +24,7 @@ from PySide6.QtCore import QThread, Signal
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
-from .frames import AUTO_FRAME_S, MAX_FPS, Frame, Mailbox, SimInfo
+from .frames import AUTO_FRAME_S, Frame, FramePacer, Mailbox, SimInfo
 from .transfer import make_copier
 from .views import interop
 
@@ -51,7 +51,8 @@ class SolverWorker(QThread):
         self.info: SimInfo | None = None
         self.generation = 0
         self.running = False
-        self.steps_per_frame = 0  # 0 = auto: as many steps as fit in AUTO_FRAME_S
+        self.steps_per_frame = 0  # 0 = auto: as many steps as fit in the pacer's frame time
+        self.pacer = FramePacer()  # 'smooth' or 'fast solver' (the window's profiler sets it)
         self.wanted: list[str] = []
         self.lockstep = False
         self._chunk = 1
@@ -192,6 +193,12 @@ class SolverWorker(QThread):
         if was and not self.running:
             self._publish(wait=True)  # the screen shows the state it paused in
 
+    def _cmd_pace(self, mode):
+        self.pacer.set_mode(mode)
+
+    def _cmd_drawn(self, seconds):
+        self.pacer.drawn(float(seconds))
+
     def _cmd_step(self, n=1):
         if self.sim is None:
             return
@@ -260,7 +267,8 @@ class SolverWorker(QThread):
         t0 = time.perf_counter()
         auto = self.steps_per_frame == 0
         target, done, kernel = self.steps_per_frame, 0, 0.0
-        while (time.perf_counter() - t0 < AUTO_FRAME_S) if auto else done < target:
+        frame_s = self.pacer.frame_s
+        while (time.perf_counter() - t0 < frame_s) if auto else done < target:
             k = self._chunk if auto else min(target - done, self._chunk)
             try:
                 sim.step(k)
@@ -272,7 +280,7 @@ class SolverWorker(QThread):
             wall = sim.stats["wall_s"]
             kernel += sim.stats["kernel_s"]
             done += k
-            limit = AUTO_FRAME_S if auto else CHUNK_S
+            limit = AUTO_FRAME_S if auto else CHUNK_S  # (a call's length: commands wait)
             if wall < 0.5 * limit:
                 self._chunk = min(self._chunk * 2, 1 << 20)
             elif wall > 2 * limit and self._chunk > 1:
@@ -294,7 +302,7 @@ class SolverWorker(QThread):
                 if self._stop or not self.running or self.sim is not sim:
                     return
         stepping = time.perf_counter() - t0
-        gap = 1.0 / MAX_FPS - stepping
+        gap = 1.0 / self.pacer.fps - stepping
         if gap > 0:
             self._handle_commands(block=False)
             time.sleep(gap)
@@ -351,7 +359,7 @@ class SolverWorker(QThread):
             "dropped": self.mailbox.dropped, "t": self.sim.t, "steps": self.sim.steps,
             "steps_per_frame": a.get("spf", self.steps_per_frame), "backend": self.sim.backend,
             "dtype": self.sim.dtype, "kernel": self.sim.kernel,
-            "transfer_path": path, "transfer_reason": why})
+            "transfer_path": path, "transfer_reason": why, "pace": self.pacer.describe()})
         self._reset_stats()
 
 

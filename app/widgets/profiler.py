@@ -1,12 +1,15 @@
 """The profiler panel: kernel, transfer and draw time per frame, steps/s, cell updates/s,
 frames/s (produced by the solver thread and shown on screen), dropped frames, and the speed-up
-over the NumPy backend, measured on request by running NumPy briefly on a copy of the setup."""
+over the NumPy backend, measured on request by running NumPy briefly on a copy of the setup; and
+the pace of the screen: 'smooth' (up to 60 frames/s) or 'fast solver' (an adaptive frame cap that
+keeps the drawing to a tenth of the time, so the solver keeps its GPU), with the cap in use."""
 from __future__ import annotations
 
 import math
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFormLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QLabel, QPushButton, QVBoxLayout,
+                               QWidget)
 
 
 def si(v: float, unit: str = "") -> str:
@@ -20,12 +23,14 @@ def si(v: float, unit: str = "") -> str:
 
 class ProfilerPanel(QWidget):
     measure = Signal()
+    pace_changed = Signal(str)  # 'smooth' or 'fast solver'
 
     ROWS = (("backend", "backend"), ("transfer_path", "hand-over"),
             ("kernel_ms", "kernel / frame"), ("transfer_ms", "transfer / frame"), ("draw_ms", "draw / frame"),
             ("steps_per_s", "steps / s"), ("cell_updates_per_s", "cell updates / s"),
             ("frames_per_s", "frames / s (solver)"), ("shown_per_s", "frames / s (screen)"),
-            ("dropped", "dropped frames"), ("steps_per_frame", "steps / frame"))
+            ("dropped", "dropped frames"), ("steps_per_frame", "steps / frame"),
+            ("pace", "frame pace"))
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -37,6 +42,13 @@ class ProfilerPanel(QWidget):
             lab = QLabel("–")
             self.labels[key] = lab
             form.addRow(text, lab)
+        self.pace = QComboBox()
+        self.pace.addItems(["smooth", "fast solver"])
+        self.pace.setToolTip("smooth: up to 60 frames/s. fast solver: fewer frames, as many as "
+                             "keep the drawing to a tenth of the time (the screen and the "
+                             "solver share the GPU).")
+        self.pace.currentTextChanged.connect(self.pace_changed.emit)
+        form.addRow("pace", self.pace)
         self.button = QPushButton("Measure speed-up over NumPy")
         self.button.setToolTip("Runs the NumPy backend briefly on a fresh copy of the current "
                                "setup, and the current backend the same way, and shows the ratio "
@@ -65,6 +77,7 @@ class ProfilerPanel(QWidget):
             "shown_per_s": lambda: f"{v['shown_per_s']:.3g}",
             "dropped": lambda: str(v["dropped"]),
             "steps_per_frame": lambda: str(v["steps_per_frame"]),
+            "pace": lambda: v["pace"],
         }
         for key, f in fmt.items():
             try:

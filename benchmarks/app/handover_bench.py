@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import AUTO_FRAME_S, SWITCH_INTERVAL, Mailbox, SimInfo
+from pdestudio.app.frames import AUTO_FRAME_S, SWITCH_INTERVAL, FramePacer, Mailbox, SimInfo
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
@@ -113,7 +113,8 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
             "drawn_by": how[0], "steps_per_frame": chunk}
 
 
-def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -> dict:
+def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
+                 pace: str = "smooth") -> dict:
     """The window's solver loop (app/worker.py's pace with steps per frame = auto: chunks of
     steps for AUTO_FRAME_S, then a frame; `handover_rate` keeps the older one-chunk-per-frame
     loop its recorded figures were measured with) while a screen thread draws the newest frame
@@ -127,6 +128,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
     box, stop, ready = Mailbox(), threading.Event(), threading.Event()
     state: dict = {"draw": [], "handover": [], "shown": 0, "gpu": []}
     sys.setswitchinterval(SWITCH_INTERVAL)  # as the window's process (app/launch.py)
+    pacer = FramePacer(pace)  # the worker's frame pace (app/frames.py)
 
     def screen():
         try:
@@ -161,6 +163,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
             view.set_frame(f, info.default_field, scale)
             draw(canvas, timer)
             state["draw"].append(time.perf_counter() - t0)
+            pacer.drawn(state["draw"][-1])
             if timer.ms is not None:
                 state["gpu"].append(timer.ms / 1e3)
             f.done()
@@ -183,8 +186,8 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
     while time.perf_counter() - t0 < seconds:
         # the window's solver thread (app/worker.py, steps per frame = auto): chunks of steps
         # for AUTO_FRAME_S, the chunk doubled while a call takes under half of it, then a frame
-        c0 = time.perf_counter()
-        while time.perf_counter() - c0 < AUTO_FRAME_S:
+        c0, frame_s = time.perf_counter(), pacer.frame_s
+        while time.perf_counter() - c0 < frame_s:
             s0 = time.perf_counter()
             sim.step(chunk)
             steps += chunk
@@ -211,7 +214,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned") -
             "gpu_draw_ms_median": med(state["gpu"]),
             "handover_ms_median": med(state["handover"]), "path_used": state["path"],
             "path_reason": state["why"], "drawn_by": state["drawn_by"],
-            "steps_per_frame": chunk}
+            "steps_per_frame": chunk, "pace": pacer.describe()}
 
 
 def main(argv=None) -> int:

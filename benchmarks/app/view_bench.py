@@ -171,7 +171,7 @@ def measure_case(canvas, case: str, frames: int, path: str) -> dict:
 
 # ---- solver alone vs while the screen takes 60 frames/s ----------------------------------------
 def solver_case(model: str, size: int, backend: str, dtype: str, seconds: float, path: str,
-                fps: float = 60.0, own_stream: bool = False) -> dict:
+                fps: float = 60.0, own_stream: bool = False, pace: str = "smooth") -> dict:
     from .handover_bench import drawing_rate, plain_rate
     from pdestudio import solvers
     schema = solvers.describe(model)
@@ -181,7 +181,7 @@ def solver_case(model: str, size: int, backend: str, dtype: str, seconds: float,
     sim = solvers.create(model, backend=backend, dtype=dtype, **{schema["size_param"]: size})
     sim.step(1)
     alone, _ = plain_rate(sim, seconds)
-    row = drawing_rate(sim, seconds, fps=fps, path=path)
+    row = drawing_rate(sim, seconds, fps=fps, path=path, pace=pace)
     return {"model": model, "size": size, "backend": sim.backend, "dtype": sim.dtype,
             "path_asked": path, "steps_per_s_alone": alone, **row,
             "fraction_kept": row["steps_per_s"] / alone if alone else float("nan")}
@@ -199,6 +199,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--fps", type=float, default=60.0, help="the screen's frame rate cap")
+    ap.add_argument("--pace", choices=("smooth", "fast solver"), default="smooth",
+                    help="the window's frame pace (app/frames.py FramePacer)")
     ap.add_argument("--own-stream", action="store_true",
                     help="the solver on its own non-blocking CUDA stream")
     ap.add_argument("--json")
@@ -209,14 +211,14 @@ def main(argv=None) -> int:
         for model in a.solver:
             for path in paths:
                 r = solver_case(model, a.size, a.backend, a.dtype, a.seconds, path, a.fps,
-                                a.own_stream)
+                                a.own_stream, a.pace)
                 rows.append(r)
                 print(f"{model} {a.size} {r['backend']} {r['dtype']} [{r['path_used']}]: alone "
                       f"{r['steps_per_s_alone']:.4g} steps/s, while drawing "
                       f"{r['steps_per_s']:.4g} ({100 * r['fraction_kept']:.0f} %), "
                       f"{r['frames_shown_per_s']:.3g} frames/s drawn, draw "
                       f"{r['draw_ms_median']:.3g} ms (GPU {r.get('gpu_draw_ms_median') or float('nan'):.3g} ms), hand-over {r['handover_ms_median']:.3g} ms "
-                      f"(median); {r['drawn_by']}", flush=True)
+                      f"(median); pace {r['pace']}; {r['drawn_by']}", flush=True)
     else:
         canvas = offscreen_canvas()
         canvas.render(alpha=False)  # makes the context and proves it works
