@@ -44,7 +44,8 @@ RIEMANN = Path(__file__).parents[1] / "kernels"  # riemann.cuh
 BLOCK = (32, 8)
 BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
-BATCH = 256  # steps a batched run queues at most between two host waits
+BATCH = 240  # steps a batched run queues at most between two host waits (5 graphs: no
+#             steps launched one by one at the end of a full batch)
 GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffers take the
 #                   state's roles in a cycle of 4 steps, the z_max slots in one of 3)
 
