@@ -7,6 +7,8 @@ median device seconds per call; `cpu_time(fn)` does the same with perf_counter f
 second) that every "fraction of the roofline" figure divides by: the one in pdestudio's bench
 harness, so the two agree. `synchronize()` waits for the GPU work launched so far (for scripts that
 time a whole loop with the wall clock).
+
+Beyond the public API it imports the bench harness's copy bandwidth (solvers.bench), so both quote the same roofline.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ radius 2.8 at the inner equator) and saddles z = x² − y² on [−2, 2]² (rad
 `aniso` = more columns than rows). Per case: vertices within the radius exactly, painted, and the
 band the painted set lies in: the largest exact distance painted and the smallest one left out,
 as fractions of the radius.
+
+Beyond the public API it imports the brush's geodesic distances (core.paint) and mesh builders (solvers.mesh), which it compares with exact geodesics.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ prints the errors in the discrete space-time norms (31)–(33), sampled at t = k
 EOC = log(Err_h1/Err_h2)/log(h1/h2) (34) (exact.space_time_errors, exact.eoc), as a Markdown
 table (the rows of docs/VALIDATION.md) with the run's steps and the seconds spent advancing (the
 error sampling excluded).
+
+Beyond the public API it imports the exact solution's error norms and EOC (curvature.exact).
 """
 from __future__ import annotations
 

@@ -14,6 +14,8 @@ stdout (the rows of docs/VALIDATION.md), JSON to --json.
     CPU rows:  python -m benchmarks.curvature.imex --sizes 64
     H100 row:  python -m benchmarks.curvature.imex --backend cupy --sizes 256 --budget 120
     steep:     python -m benchmarks.curvature.imex --scenario sine-rings --t-end 0.01 --sizes 64
+
+Beyond the public API it imports the exact solution's error norms (curvature.exact).
 """
 from __future__ import annotations
 

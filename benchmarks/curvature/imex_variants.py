@@ -6,6 +6,8 @@ Accepted steps and space-time errors (10 samples) on eoc-exact to T = 0.1 for th
 scheme (ARS(4,4,3), S = 1, filtered step-doubling estimate) and for one change at a time: the
 stabilising constant S = 1.5, 2 (imex.STABILIZATION), the second-order ARS(2,2,2), and the
 unfiltered estimate.
+
+Beyond the public API it imports IMEX tableaus and the IMEX module (core.integrators, curvature.imex) to compare variants the model does not offer, and the exact error norms.
 """
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ of blocks 0, grid/2 and grid−1 stamp %globaltimer at each phase of the first 6
 launch. Prints, per block, the median over attempts of each phase of each stage in ns: tile load,
 φ edges, w, fluxes (Willmore), node and forcing, boundary and reduction, grid barrier; and the
 attempt and the decision.
+
+Beyond the public API it imports FusedRKM's variants and profiling stamps (curvature.fused).
 """
 from __future__ import annotations
 

@@ -11,6 +11,8 @@
 
 The fused scheme with the options measured is set through the `sim.scheme` hook
 (`FusedRKM(sim, path=..., variant=..., options=...)`); times come from benchmarks/timing.py.
+
+Beyond the public API it imports FusedRKM's variants and tile constants (curvature.fused) for its kernel sweeps.
 """
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ differences at t = 1 (docs/MODELS.md [P2] §6.2).
 Full runs to t = 1 are timed for the fused paths; the other rungs time a few steps and scale by
 the number of steps the fused run of the same size took (marked "extrapolated"). The kernel
 variants and tuning knobs go through the `sim.scheme` hook (GridFused built with options).
+
+Beyond the public API it imports GridFused with its variants and compile-time knobs (shallow_water.grid.fused), put on a simulation through `Simulation.scheme`.
 """
 from __future__ import annotations
 

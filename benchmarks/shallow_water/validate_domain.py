@@ -8,6 +8,8 @@ items 4 and 5; docs/VALIDATION.md), on the CPU:
 2. A 2000 m × 1000 m basin: mass and a lake at rest over long runs.
 3. What stops a run that forms a dry core, by scheme and cfl (the measurement behind the advice of
    solvers/shallow_water/guards.py).
+
+Beyond the public API it imports the dry-cell and hyperbolicity guards (shallow_water.guards) whose thresholds it validates.
 """
 from __future__ import annotations
 

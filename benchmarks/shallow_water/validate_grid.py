@@ -4,6 +4,8 @@
 
 well-balancing and mass over long runs, L1 errors and orders against the exact simple wave
 (smooth) and the Stoker dam break (a strip of the grid), radial symmetry of the circular dam break.
+
+Beyond the public API it imports the exact solutions (shallow_water.exact) its errors are measured against.
 """
 from __future__ import annotations
 

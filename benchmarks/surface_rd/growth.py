@@ -6,6 +6,8 @@ with the largest eigenvalue of J(λ_h) (reference.chemotaxis_jacobian). NumPy fl
 Markdown table.
 
     python -m benchmarks.surface_rd.growth [--vertices 1200 5000] [--mode 17]
+
+Beyond the public API it imports the chemotaxis Jacobian (surface_rd.reference) for the linear growth rates it compares with.
 """
 from __future__ import annotations
 

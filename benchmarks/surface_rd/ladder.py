@@ -15,6 +15,8 @@ second, as fractions of the device-to-device copy bandwidth measured in the same
 the vec and ring rungs on a randomly shuffled vertex order (the mesh written to a file and read
 back with `renumber=none`: what RCM renumbering buys) and, above 100K vertices, block sizes
 128/512 (vec and ring rungs).
+
+Beyond the public API it imports solvers.mesh to write the meshes and shuffle their vertex order (the ladder measures the renumbering).
 """
 from __future__ import annotations
 

@@ -10,6 +10,8 @@ steps the positivity bound shortened, wall time. NumPy float64 on the CPU.
     python -m benchmarks.surface_rd.robustness --rough     # conservation and positivity table
 
 The meshes (MESHES: name -> builder) are also what tests/solvers/surface_rd/test_positive.py runs.
+
+Beyond the public API it imports mesh generators and readers (solvers.mesh) to build hostile meshes, and the positive scheme's edge operators (surface_rd.reference) to check its rates on them.
 """
 from __future__ import annotations
 

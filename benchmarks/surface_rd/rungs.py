@@ -15,6 +15,8 @@ gathered neighbour values hit the cache; `traffic`):
     ring     the same from the 1-ring in fan order (mesh.vertex_fans): one index and one gather
              per neighbour; meshes with several fans at a vertex or inconsistent orientation
              fall back to geom
+
+Beyond the public API it imports the kernel ladder's rungs are schemes built from the fused scheme's tables and kernels (surface_rd.fused, mesh.triangles.padded): they are put on a simulation through the documented `Simulation.scheme` hook.
 """
 from __future__ import annotations
 

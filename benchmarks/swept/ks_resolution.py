@@ -13,6 +13,8 @@ the nonlinear term dealiased by the 2/3 rule) of the same initial value problem.
 reference (the chaotic state's statistics, not its trajectory, can be compared after t ≈ 100).
 The model is built unguarded (a subclass with min_nodes_per_length = 0), so that grids below the
 guard can be run. The table in docs/VALIDATION.md comes from the defaults (≈ 5 min, 1 job).
+
+Beyond the public API it imports the model class (core.registry) for its resolution guard's constant.
 """
 from __future__ import annotations
 
