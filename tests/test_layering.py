@@ -61,3 +61,18 @@ def test_every_family_has_the_same_layout(family):
     scripts = [f.name for f in base.rglob("*.py") if f.name.startswith(("bench", "timing",
                "phases", "ladder", "sweep_bench", "validate", "tri_bench")) or f.suffix == ".sh"]
     assert not scripts, f"measurement scripts belong in benchmarks/{family}/: {scripts}"
+
+
+def test_benchmarks_say_why_they_import_internals():
+    """A benchmark script uses the public API, or its docstring says what it imports beyond it
+    and why ('Beyond the public API it imports ...')."""
+    import ast
+    silent = []
+    for f in (ROOT / "benchmarks").rglob("*.py"):
+        tree = ast.parse(f.read_text())
+        internal = [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                    and (n.module or "").startswith("pdestudio.solvers.")]
+        doc = ast.get_docstring(tree) or ""
+        if internal and "Beyond the public API" not in doc:
+            silent.append(f"{f.relative_to(ROOT)}: {sorted(set(internal))}")
+    assert not silent, silent
