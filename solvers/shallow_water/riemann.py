@@ -40,8 +40,8 @@ PVM-IFCP (pvm_ifcp1) on Z as above.
 Strong shocks (issue 28, one layer): the Roe and PVM-IFCP matrices give the shear wave
 (λ = un, carrying Δqt) the viscosity |un| only, which vanishes on the edges along a shock front,
 and a shock on a grid or a triangulated strip grows transverse stripes (the carbuncle, odd-even
-decoupling). The cure is an H-correction of that wave switched on by a shock sensor (docs/MODELS.md,
-shallow-water): each cell's sensor S_i = max over its edges of the compression
+decoupling). The cure is an H-correction of that wave switched on by a shock sensor (docs/MODELS.md
+§3.3): each cell's sensor S_i = max over its edges of the compression
 max(0, un_L − un_R) (un = q·n/h; walls with their mirror state), and an edge with the cells L, R
 gives its shear wave the viscosity
     max(|un|, ν),   ν = min(c̄, max(S_L, S_R)/SHOCK_TAU),
