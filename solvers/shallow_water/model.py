@@ -276,6 +276,9 @@ class ShallowWater(_ShallowWaterBase):
               "grid"),
         Param("g", "float", 9.81, "Gravity.", unit="m/s²", lo=0, lo_open=True),
         CFL,
+        Param("shock_fix", "bool", True, "Carbuncle cure: shear-wave (Rusanov) dissipation at "
+              "edges beside a strong compression (a shock), so that shock fronts stay straight; "
+              "off = the plain schemes (transverse stripes can grow at strong shocks)."),
         _only(scheme_param("roe"), "triangles"),
     ) + tuple(_only(p, "triangles") for p in TRI_PARAMS if p.name not in ("g", "cfl"))
     scenarios = (

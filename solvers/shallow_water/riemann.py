@@ -37,6 +37,21 @@ One layer: eigenvalues un ∓ c, un (c² = g h̄), eigenvectors in closed form. 
 for both `roe` and `ir-roe`) is written in the normal frame on the wave strengths of ΔW with the
 bottom jump as waves of its own and the Harten–Hyman split of the eigenvalues (hh_split);
 PVM-IFCP (pvm_ifcp1) on Z as above.
+Strong shocks (issue 28, one layer): the Roe and PVM-IFCP matrices give the shear wave
+(λ = un, carrying Δqt) the viscosity |un| only, which vanishes on the edges along a shock front,
+and a shock on a grid or a triangulated strip grows transverse stripes (the carbuncle, odd-even
+decoupling). The cure is an H-correction of that wave switched on by a shock sensor (docs/MODELS.md
+§3.3): each cell's sensor S_i = max over its edges of the compression
+max(0, un_L − un_R) (un = q·n/h; walls with their mirror state), and an edge with the cells L, R
+gives its shear wave the viscosity
+    max(|un|, ν),   ν = min(c̄, max(S_L, S_R)/SHOCK_TAU),
+c̄ = √(g h̄): Rusanov's (HLL's) shear dissipation where a cell beside the edge holds a compression
+of more than SHOCK_TAU c̄, nothing where the flow has none. It adds ½ (ν − |un|)⁺ (Δqt − ut Δh)
+to the tangential component of D⁺ and takes it from D⁻ (conservative), is zero on a lake at rest
+(q = 0: S = 0 and Δqt − ut Δh = 0, in any precision) and leaves smax (≥ c̄ ≥ ν) alone.
+The geometries compute S (grid/reference.py `cell_sensor`, triangles/reference.py), the
+fluxes take ν = shock_nu(S_L, S_R) as `nu` (None: no correction).
+
 Two layers: the four eigenvalues of the normal-frame 4×4 Roe matrix are the roots of
     ((λ − u1)² − c1²)((λ − u2)² − c2²) = r c1² c2²   (c_l² = g h̄_l):
 the outer two by Newton from the bounds max/min(u) ± (c1 + c2) (monotone convergence), the inner
@@ -60,6 +75,7 @@ import numpy as np
 SCHEMES = ("roe", "ir-roe", "pvm-ifcp")
 NEWTON_IT = 16  # Newton iterations for the outer roots of the two-layer quartic
 HYPERBOLIC_EPS = 1e-8  # (λ3 − λ2)² below this times (c1² + c2²): no eigenvector basis
+SHOCK_TAU = 0.05  # a compression of SHOCK_TAU c̄ gets the full (Rusanov) shear viscosity
 
 
 # ---- shared pieces -------------------------------------------------------------------------
@@ -150,7 +166,7 @@ def _normal_states(xp, WL, WR, HL, HR, nx, ny, wall):
     return hL, qnL, qtL, HL, hR, qnR, qtR, HR
 
 
-def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0, deta=None):
+def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0, deta=None, nu=None):
     """The path-conservative Roe solver (docs/MODELS.md [P2] §4) in the edge-normal frame: segment paths and
     the closed-form eigenstructure of the one-layer Roe matrix (normal velocity ũ and tangential
     velocity ṽ the √h-weighted Roe averages, c̄² = g (h_L + h_R)/2; eigenvalues ũ − c̄, ũ, ũ + c̄).
@@ -167,7 +183,9 @@ def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0, deta=None):
     and likewise for the other three, which is how they are computed: a lake at rest (Δη = 0, q = 0,
     so ũ = 0 and e = 0) gives D^± = 0 exactly in any precision, wherever PVM-IFCP's Δη is 0 too.
     smax = |ũ| + c̄. The schemes `roe` and `ir-roe` of one layer are both this solver. `deta`: Δη
-    where the caller has it exactly (the grid's third order reconstructs η, and h = η + H rounds)."""
+    where the caller has it exactly (the grid's third order reconstructs η, and h = η + H rounds).
+    `nu`: the shock sensor's shear viscosity ν (module docstring; None: none), μ^∓_2 = ½(ũ ∓
+    max(|ũ|, min(ν, c̄)))."""
     hL, qnL, qtL, HL, hR, qnR, qtR, HR = _normal_states(xp, WL, WR, HL, HR, nx, ny, wall)
     sL, sR = xp.sqrt(hL), xp.sqrt(hR)
     rg = math.sqrt(g)
@@ -194,9 +212,28 @@ def roe1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0, deta=None):
     w1p = p1 * b1 + ((1 - chi1) * u2 - e1 * (u + c)) * k
     w3p = p3 * b3 - ((1 - chi3) * u2 - e3 * (u - c)) * k
     m2, p2 = xp.minimum(u, 0), xp.maximum(u, 0)
+    if nu is not None:
+        d = shear_extra(xp, nu, c, u)
+        m2, p2 = m2 - d, p2 + d
     Dm = (w1m + w3m, *unrotate(w1m * l1 + w3m * l3, (w1m + w3m) * v + m2 * a2, nx, ny))
     Dp = (w1p + w3p, *unrotate(w1p * l1 + w3p * l3, (w1p + w3p) * v + p2 * a2, nx, ny))
     return Dm, Dp, xp.abs(u) + c
+
+
+def shear_extra(xp, nu, c, un):
+    """½ (min(ν, c̄) − |un|)⁺: the shear wave's extra viscosity (halved) of the shock cure."""
+    return 0.5 * xp.maximum(xp.minimum(nu, c) - xp.abs(un), 0)
+
+
+def compression(xp, hL, qnL, hR, qnR):
+    """max(0, un_L − un_R) at edges (normal momenta qn): > 0 where the flow converges."""
+    return xp.maximum(qnL / hL - qnR / hR, 0)
+
+
+def shock_nu(xp, SL, SR):
+    """ν = max(S_L, S_R)/SHOCK_TAU of an edge from its cells' sensors (capped at c̄ by the
+    fluxes)."""
+    return xp.maximum(SL, SR) * (1 / SHOCK_TAU)
 
 
 def speed1(xp, hL, qnL, hR, qnR, g):
@@ -207,9 +244,9 @@ def speed1(xp, hL, qnL, hR, qnR, g):
     return xp.abs(u) + xp.sqrt(0.5 * g * (hL + hR))
 
 
-def pvm_ifcp1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0):
+def pvm_ifcp1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0, nu=None):
     """PVM-IFCP: the parabola through the external speeds and χ = S_ext |un|, on the fluctuation
-    Z = AΔW − SΔH and V = ΔW − (ΔH in h)."""
+    Z = AΔW − SΔH and V = ΔW − (ΔH in h). `nu`: as roe1 (Q's shear eigenvalue is |un|)."""
     hL, qnL, qtL, HL, hR, qnR, qtR, HR = _normal_states(xp, WL, WR, HL, HR, nx, ny, wall)
     hb = 0.5 * (hL + hR)
     un = roe_average(xp, hL, hR, qnL, qnR)
@@ -232,7 +269,10 @@ def pvm_ifcp1(xp, WL, WR, HL, HR, nx, ny, wall, g, r=0.0):
     aav = _a3(av, un, ut, c)
     q = [al0 * v[k] + al1 * av[k] + al2 * aav[k] for k in range(3)]
     d0 = 0.5 * (z0 - q[0])
-    dx, dy = unrotate(0.5 * (z1 - q[1]), 0.5 * (z2 - q[2]), nx, ny)
+    dt = 0.5 * (z2 - q[2])
+    if nu is not None:
+        dt = dt - shear_extra(xp, nu, c, un) * (v[2] - ut * dh)
+    dx, dy = unrotate(0.5 * (z1 - q[1]), dt, nx, ny)
     zx, zy = unrotate(z1, z2, nx, ny)
     return (d0, dx, dy), (z0 - d0, zx - dx, zy - dy), smax
 

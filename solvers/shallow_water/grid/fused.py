@@ -16,6 +16,10 @@ slot with the same correctly rounded division as the device.
 - order 3: sw_cfl, then three sw_stage3 launches (SSP-RK3 stages; each block reconstructs its
   tile and one ring around it once, in shared memory, and solves every edge once).
 
+The carbuncle cure (`shock_fix`, grid/reference.py): sw_sensor writes the cells' shock sensors S
+into a buffer before every step (order 1) or stage (order 3), and the update kernels read them;
+with shock_fix off S stays 0 (the same fluxes bit for bit) and sw_sensor never runs.
+
 `variant`, `tuning` (the kernels' compile-time knobs, e.g. {"SW_STRIP_MINB": 0}) and `rows` (rows
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
 the defaults are production's.
@@ -62,8 +66,10 @@ class GridFused(SchemeBase):
         self.g, self.dx, self.dy, self.order = sim.params["g"], sim.dx, sim.dy, order
         opts = ("--use_fast_math",) if dtype == "float32" else ()
         opts += tuple(f"-D{k}={int(v)}" for k, v in sorted((tuning or {}).items()))
-        self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3"],
-                              options=opts, include_dirs=(RIEMANN,))
+        self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3",
+                                               "sw_sensor"], options=opts, include_dirs=(RIEMANN,))
+        self.fix = bool(sim.params.get("shock_fix", False))
+        self.S = cp.zeros(sim.mesh.shape, dtype=dtype)  # the cells' shock sensors
         self.variant = variant if order == 1 else "stages"
         self.bits = np.uint32 if dtype == "float32" else np.uint64
         self.slots = cp.zeros(3, dtype=self.bits)
@@ -152,16 +158,18 @@ class GridFused(SchemeBase):
             self._reduce_dt(h, qx, qy, stream)
         out = self._buffers(h)
         cur = self.cur
+        if self.fix and self.variant != "stages":
+            self._sensor(h, qx, qy)
         if strip:
             nxt, clr = (cur + 1) % 3, (cur + 2) % 3
             self.k["sw_strip1"](self.strip_grid, BLOCK_STRIP,
-                                (h, qx, qy, H, *out, *self.strip_args, self.slot[cur],
+                                (h, qx, qy, H, self.S, *out, *self.strip_args, self.slot[cur],
                                  self.slot[nxt], self.slot[clr], limit, *clk))
             if clk is self.NO_CLOCK:  # (per-step path: dt() waits on it; never in a capture)
                 self.events[nxt].record(stream)
         elif self.variant == "cell":
             self.k["sw_step1"](self._grid(BLOCK), BLOCK,
-                               (h, qx, qy, H, *out, *self.cell_args, self.slot[cur], limit,
+                               (h, qx, qy, H, self.S, *out, *self.cell_args, self.slot[cur], limit,
                                 *clk))
         else:
             grid = self._grid(self.block3)
@@ -170,8 +178,10 @@ class GridFused(SchemeBase):
             for n, args in enumerate(self.stage_args):
                 # only the last stage writes the clock after the step
                 c = clk if n == 2 else (clk[0], np.uintp(0), clk[2])
+                if self.fix:
+                    self._sensor(*u)
                 self.k["sw_stage3"](grid, self.block3,
-                                    (*u, H, *u0, *out, *args, self.slot[cur], limit, *c))
+                                    (*u, H, self.S, *u0, *out, *args, self.slot[cur], limit, *c))
                 if u is not u0:
                     self.spare.extend(u)
                 u = out
@@ -179,6 +189,11 @@ class GridFused(SchemeBase):
                     out = self._buffers(h)
             out = u
         return out
+
+    def _sensor(self, h, qx, qy) -> None:
+        """The cells' shock sensors of the state (h, qx, qy) into self.S."""
+        self.k["sw_sensor"](self._grid(BLOCK), BLOCK,
+                            (h, qx, qy, self.S, np.int32(self.nx), np.int32(self.ny)))
 
     def _advance(self, out) -> None:
         """The queued step's state becomes the current one."""

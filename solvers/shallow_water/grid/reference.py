@@ -13,6 +13,12 @@ eigenstructure, Harten–Hyman entropy fix, bottom source upwinded on the same e
 at rest gives D^± = 0 exactly: well-balanced). The grid's x- and y-edges are the normals (1, 0)
 and (0, 1).
 
+Strong shocks (`shock_fix`, the default): the carbuncle cure of riemann.py, each edge's shear
+wave gets the viscosity ν = shock_nu(S_L, S_R) from the cell sensors `cell_sensor` (the largest
+compression max(0, un_L − un_R) over a cell's four edges, from the cell averages; the ghosts
+mirror it), at both orders (order 3: the sensor of the stage's cell averages, the viscosity on
+the Gauss points' Δqt − ut Δh).
+
 Walls (q·n = 0): ghost cells are mirror images with the normal momentum reversed.
 
 Time step ([P2] §7.1, docs/MODELS.md §3.3): Δt = min_i 2δ|V_i| / Σ_j |E_ij| max_k |λ_ij,k| from the
@@ -46,7 +52,7 @@ import math
 import numpy as np
 
 from ...core.scheme import SchemeBase
-from ..riemann import roe1, speed1
+from ..riemann import compression, roe1, shock_nu, speed1
 
 GAUSS = 0.5 / math.sqrt(3.0)   # two-point Gauss abscissae ±1/(2√3) on [−½, ½]; GAUSS² = 1/12
 D0, DK = 0.5, 0.125            # CWENO3 linear weights: central, each of the four corner stencils
@@ -74,12 +80,28 @@ def pad_walls(h, qx, qy, H, w: int, xp):
     return h[iy, ix], qx[iy, ix] * sx, qy[iy, ix] * sy, H[iy, ix]
 
 
-def edge_fluxes(L, R, normal, g, xp):
+def edge_fluxes(L, R, normal, g, xp, nu=None):
     """(D⁻, D⁺, max |λ|) at edges with the axis normal from the cells L to R, each (h, qx, qy, H)
     or (h, qx, qy, H, η) (then Δη = η_R − η_L exactly: a lake at rest stays at rest in float32);
-    D^∓ in Cartesian components."""
+    D^∓ in Cartesian components. `nu`: the shock cure's shear viscosity (None: none)."""
     deta = R[4] - L[4] if len(L) > 4 else None
-    return roe1(xp, L[:3], R[:3], L[3], R[3], *normal, None, g, deta=deta)
+    return roe1(xp, L[:3], R[:3], L[3], R[3], *normal, None, g, deta=deta, nu=nu)
+
+
+def cell_sensor(h, qx, qy, xp):
+    """The shock sensor S of every cell (riemann.py): the largest compression max(0, un_L − un_R)
+    over its four edges (walls: the mirror state), from the cell averages."""
+    hp, qxp, qyp, _ = pad_walls(h, qx, qy, h, 1, xp)
+    cx = compression(xp, hp[1:-1, :-1], qxp[1:-1, :-1], hp[1:-1, 1:], qxp[1:-1, 1:])
+    cy = compression(xp, hp[:-1, 1:-1], qyp[:-1, 1:-1], hp[1:, 1:-1], qyp[1:, 1:-1])
+    return xp.maximum(xp.maximum(cx[:, :-1], cx[:, 1:]), xp.maximum(cy[:-1], cy[1:]))
+
+
+def edge_nu(h, qx, qy, xp):
+    """ν of the x- and y-edges of the cells with one ghost ring (the XL/XR, YL/YR pairs)."""
+    S = cell_sensor(h, qx, qy, xp)
+    Sp = pad_walls(S, S, S, S, 1, xp)[0]  # the ghosts mirror their cell's sensor
+    return shock_nu(xp, Sp[XL], Sp[XR]), shock_nu(xp, Sp[YL], Sp[YR])
 
 
 def cfl_dt(h, qx, qy, g, dx, dy, cfl, xp):
@@ -107,11 +129,13 @@ XL, XR = (slice(1, -1), slice(None, -1)), (slice(1, -1), slice(1, None))
 YL, YR = (slice(None, -1), slice(1, -1)), (slice(1, None), slice(1, -1))
 
 
-def rate_order1(h, qx, qy, H, g, dx, dy, xp):
-    """First-order semi-discrete rate L(W) of eq. (15), and the edge speeds (for Δt)."""
+def rate_order1(h, qx, qy, H, g, dx, dy, xp, fix=False):
+    """First-order semi-discrete rate L(W) of eq. (15), and the edge speeds (for Δt); `fix`:
+    the shock cure."""
     P = pad_walls(h, qx, qy, H, 1, xp)
-    Dm, Dp, sx = edge_fluxes([a[XL] for a in P], [a[XR] for a in P], X_EDGE, g, xp)
-    Em, Ep, sy = edge_fluxes([a[YL] for a in P], [a[YR] for a in P], Y_EDGE, g, xp)
+    nux, nuy = edge_nu(h, qx, qy, xp) if fix else (None, None)
+    Dm, Dp, sx = edge_fluxes([a[XL] for a in P], [a[XR] for a in P], X_EDGE, g, xp, nux)
+    Em, Ep, sy = edge_fluxes([a[YL] for a in P], [a[YR] for a in P], Y_EDGE, g, xp, nuy)
     return _combine(Dm, Dp, Em, Ep, dx, dy), (sx, sy)
 
 
@@ -173,10 +197,12 @@ def volume_term(pe, pqx, pqy, pH, g, dx, dy, xp):
     return vh, 0.25 * vx, 0.25 * vy
 
 
-def rate_order3(h, qx, qy, H, g, dx, dy, xp, eps=None):
+def rate_order3(h, qx, qy, H, g, dx, dy, xp, eps=None, fix=False):
     """Third-order semi-discrete rate L(W) of eq. (26) (CWENO3, Gauss edges, volume term); eps:
-    the CWENO3 ε (default min(dx, dy)², the model passes (min(dx, dy)/ℓ)²)."""
+    the CWENO3 ε (default min(dx, dy)², the model passes (min(dx, dy)/ℓ)²); `fix`: the shock
+    cure."""
     hp, qxp, qyp, Hp = pad_walls(h, qx, qy, H, 2, xp)
+    nus = edge_nu(h, qx, qy, xp) if fix else (None, None)
     eps = min(dx, dy) ** 2 if eps is None else eps
     P = [cweno3(a, eps, xp) for a in (hp - Hp, qxp, qyp, Hp)]   # cells with one ghost ring
 
@@ -186,10 +212,11 @@ def rate_order3(h, qx, qy, H, g, dx, dy, xp, eps=None):
         return [(e[q] + H_[q], qx_[q], qy_[q], H_[q], e[q]) for q in (0, 1)]
 
     acc = []
-    for lsel, rsel, ls, rs, normal in ((XL, XR, "E", "W", X_EDGE), (YL, YR, "N", "S", Y_EDGE)):
+    for lsel, rsel, ls, rs, normal, nu in ((XL, XR, "E", "W", X_EDGE, nus[0]),
+                                           (YL, YR, "N", "S", Y_EDGE, nus[1])):
         Dm = Dp = None
         for L, R in zip(states(lsel, ls), states(rsel, rs)):
-            m, p, _ = edge_fluxes(L, R, normal, g, xp)
+            m, p, _ = edge_fluxes(L, R, normal, g, xp, nu)
             Dm = m if Dm is None else tuple(a + b for a, b in zip(Dm, m))
             Dp = p if Dp is None else tuple(a + b for a, b in zip(Dp, p))
         acc.append((tuple(0.5 * a for a in Dm), tuple(0.5 * a for a in Dp)))
@@ -218,13 +245,14 @@ class GridReference(SchemeBase):
         super().__init__(sim)
         self.g, self.order, self.xp = sim.params["g"], sim.params["order"], sim.xp
         self.dx, self.dy, self.eps = sim.dx, sim.dy, sim.weno_eps
+        self.fix = bool(sim.params.get("shock_fix", False))
 
     def step(self, t, dt_limit):
         s, xp, g, dx, dy = self.sim.state, self.xp, self.g, self.dx, self.dy
         cfl = self.sim.params["cfl"]
         u0, H = (s["h"], s["hu"], s["hv"]), s["H"]
         if self.order == 1:
-            rates, (sx, sy) = rate_order1(*u0, H, g, dx, dy, xp)
+            rates, (sx, sy) = rate_order1(*u0, H, g, dx, dy, xp, self.fix)
             dt = _dt_from_speeds(sx, sy, dx, dy, cfl, xp)
             dt = dt if dt_limit is None else min(dt, dt_limit)
             u = tuple(v + dt * r for v, r in zip(u0, rates))
@@ -233,7 +261,7 @@ class GridReference(SchemeBase):
             dt = dt if dt_limit is None else min(dt, dt_limit)
             u = u0
             for a, b in SSP3:
-                r = rate_order3(*u, H, g, dx, dy, xp, self.eps)
+                r = rate_order3(*u, H, g, dx, dy, xp, self.eps, self.fix)
                 u = tuple(ssp_stage(a, b, v0, v, dt * rv) for v0, v, rv in zip(u0, u, r))
         s["h"], s["hu"], s["hv"] = u
         return dt

@@ -12,7 +12,28 @@
 // (qn, qt) = (qx, qy); normal (0, 1): (qy, qx), the reflection, which gives the same
 // fluctuations as the rotation (qy, -qx) up to the sign of the tangential component).
 // Everything is __forceinline__: these are the inner loops of the fused kernels.
+//
+// The carbuncle cure (riemann.py's module docstring): the one-layer fluxes take nu, the shock
+// sensor's shear viscosity max(S_L, S_R) / SW_SHOCK_TAU of the edge (0: none; the geometries
+// compute the cell sensors S with sw_compression), and give the shear wave the viscosity
+// max(|un|, min(nu, c)): shear_extra below, zero on a lake at rest (q = 0).
 #pragma once
+
+#define SW_SHOCK_TAU 0.05  // riemann.SHOCK_TAU
+
+// max(0, un_L - un_R) from the normal velocities of the two sides: the sensor's compression.
+template <typename T>
+__device__ __forceinline__ T sw_compression(T unL, T unR) { return fmax(unL - unR, T(0)); }
+
+// nu of an edge from the sensors of its two cells.
+template <typename T>
+__device__ __forceinline__ T sw_nu(T SL, T SR) { return fmax(SL, SR) * T(1.0 / SW_SHOCK_TAU); }
+
+// (min(nu, c) - |un|)^+ / 2: the shear wave's extra viscosity (halved).
+template <typename T>
+__device__ __forceinline__ T shear_extra(T nu, T c, T un) {
+    return T(0.5) * fmax(fmin(nu, c) - fabs(un), T(0));
+}
 
 // ---- shared pieces --------------------------------------------------------------------------
 // 1/sqrt(x) and 1/x: the hardware approximations in float32 (MUFU, ~2 ulp; deterministic),
@@ -80,10 +101,11 @@ __device__ __forceinline__ T hh_split(T lam, T lamL, T lamR)
 // root per edge (c, 1/(2c)). Well-balanced exactly in any precision (issue 28): the wave
 // strengths b1, b3 are those of (deta, dqn), and the bottom's part of each wave is the closed form
 // (chi u^2 + e (u +- c)) dH / (2c), e = mu^- - min(lam, 0) the entropy fix's correction, so a lake
-// at rest (deta = 0, q = 0: u = 0, e = 0) gives m = p = 0 exactly.
+// at rest (deta = 0, q = 0: u = 0, e = 0) gives m = p = 0 exactly. nu: the shock cure's shear
+// viscosity (0: none).
 template <typename T>
 __device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T qtR, T HR, T rR,
-                                  T deta, T g, T rg, T m[3], T p[3])
+                                  T deta, T g, T rg, T m[3], T p[3], T nu = T(0))
 {
     const T sL = hL * rL, sR = hR * rR;          // sqrt(h)
     const T aL = qnL * rL, aR = qnR * rR;        // sqrt(h) u
@@ -109,12 +131,13 @@ __device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T
     const T w3m = m3 * b3 - ((neg3 ? u2 : T(0)) + e3 * l1) * k;
     const T w1p = (l1 - m1) * b1 + ((neg1 ? T(0) : u2) - e1 * l3) * k;
     const T w3p = (l3 - m3) * b3 - ((neg3 ? T(0) : u2) - e3 * l1) * k;
+    const T d = shear_extra(nu, c, u);
     m[0] = w1m + w3m;
     m[1] = w1m * l1 + w3m * l3;
-    m[2] = m[0] * v + fmin(u, T(0)) * a2;
+    m[2] = m[0] * v + (fmin(u, T(0)) - d) * a2;
     p[0] = w1p + w3p;
     p[1] = w1p * l1 + w3p * l3;
-    p[2] = p[0] * v + fmax(u, T(0)) * a2;
+    p[2] = p[0] * v + (fmax(u, T(0)) + d) * a2;
     return fabs(u) + c;
 }
 
@@ -122,16 +145,18 @@ __device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T
 // wherever PVM-IFCP's V = dh - dH is 0).
 template <typename T>
 __device__ __forceinline__ T roe1(T hL, T qnL, T qtL, T HL, T rL, T hR, T qnR, T qtR, T HR, T rR,
-                                  T g, T rg, T m[3], T p[3])
+                                  T g, T rg, T m[3], T p[3], T nu = T(0))
 {
-    return roe1(hL, qnL, qtL, HL, rL, hR, qnR, qtR, HR, rR, (hR - hL) - (HR - HL), g, rg, m, p);
+    return roe1(hL, qnL, qtL, HL, rL, hR, qnR, qtR, HR, rR, (hR - hL) - (HR - HL), g, rg, m, p,
+                nu);
 }
 
-// One layer. SCH 0 (roe) and 1 (ir-roe) are both the Roe solver roe1; 2 is PVM-IFCP.
+// One layer. SCH 0 (roe) and 1 (ir-roe) are both the Roe solver roe1; 2 is PVM-IFCP. nu: the
+// shock cure's shear viscosity of the edge (0: none).
 template <typename E, int SCH> struct Flux<E, 1, SCH> {
     static __device__ __forceinline__ void apply(const E* wl, const E* wr, E HL, E HR, E nx,
                                                  E ny, bool wall, E g, E /*r*/, E* dl, E* dr,
-                                                 E& smax) {
+                                                 E& smax, E nu = E(0)) {
         E hL = wl[0];
         E qnL = wl[1] * nx + wl[2] * ny, qtL = -wl[1] * ny + wl[2] * nx;
         E hR, qnR, qtR;
@@ -145,7 +170,7 @@ template <typename E, int SCH> struct Flux<E, 1, SCH> {
         if (SCH == 0 || SCH == 1) {
             E m[3], p[3];
             smax = roe1(hL, qnL, qtL, HL, rsqrt_(hL), hR, qnR, qtR, HR, rsqrt_(hR), g, sqrt(g), m,
-                        p);
+                        p, nu);
             dl[0] = m[0]; dl[1] = m[1] * nx - m[2] * ny; dl[2] = m[1] * ny + m[2] * nx;
             dr[0] = p[0]; dr[1] = p[1] * nx - p[2] * ny; dr[2] = p[1] * ny + p[2] * nx;
             return;
@@ -177,7 +202,8 @@ template <typename E, int SCH> struct Flux<E, 1, SCH> {
           aav2 = -un * ut * av0 + ut * av1 + un * av2;
         d0 = E(0.5) * (z0 - (al0 * v0 + al1 * av0 + al2 * aav0));
         E dn = E(0.5) * (z1 - (al0 * v1 + al1 * av1 + al2 * aav1));
-        E dt = E(0.5) * (z2 - (al0 * v2 + al1 * av2 + al2 * aav2));
+        E dt = E(0.5) * (z2 - (al0 * v2 + al1 * av2 + al2 * aav2))
+               - shear_extra(nu, c, un) * (v2 - ut * dh);
         dx = dn * nx - dt * ny;
         dy = dn * ny + dt * nx;
         E zx = z1 * nx - z2 * ny, zy = z1 * ny + z2 * nx;
@@ -285,10 +311,11 @@ __device__ __forceinline__ void gj_inverse6(E (&K)[6][6], E (&Ki)[6][6]) {
 }
 
 // SCH: 0 classical roe (6x6 Cartesian, numerical inverse), 1 ir-roe (normal frame), 2 pvm-ifcp.
+// (The shock cure is one layer's: nu is ignored here.)
 template <typename E, int SCH> struct Flux<E, 2, SCH> {
     static __device__ __forceinline__ void apply(const E* wl, const E* wr, E HL, E HR, E nx,
                                                  E ny, bool wall, E g, E r, E* dl, E* dr,
-                                                 E& smax) {
+                                                 E& smax, E /*nu*/ = E(0)) {
         E h1L = wl[0], h2L = wl[3];
         E n1L = wl[1] * nx + wl[2] * ny, t1L = -wl[1] * ny + wl[2] * nx;
         E n2L = wl[4] * nx + wl[5] * ny, t2L = -wl[4] * ny + wl[5] * nx;

@@ -2,7 +2,8 @@
 kernels/one_layer.cu / kernels/two_layer.cu (see kernels/assembly.cuh for the three assemblies,
 ../kernels/riemann.cuh for the fluxes) on the tables of tables.FVTables.
 
-Per step: [edge kernel → cell_dt] (assembly edge or atomic) or [cells] (assembly cell), then
+Per step: [sensor1] (one layer with shock_fix: the cells' shock sensors of the carbuncle cure,
+riemann.py), [edge kernel → cell_dt] (assembly edge or atomic) or [cells] (assembly cell), then
 cell_update, which reads Δt = min(reduced minimum, limit) on the device, arms the other slot of
 the double-buffered minimum for the next step and clears the atomic accumulators (no memsets);
 all queued back to back, then the one scalar Δt comes to the host through a pinned buffer (the
@@ -46,7 +47,7 @@ def kernel_names(layers: int) -> list[str]:
         for a in ("edges", "atomic", "cells"):
             for mix in ("", "_mixed"):
                 names.append(f"{a}_{s}{layers}{mix}")
-    return names + ["cell_dt", f"update{layers}"]
+    return names + ["cell_dt", f"update{layers}"] + (["sensor1"] if layers == 1 else [])
 
 
 def load(layers: int, dtype: str) -> dict:
@@ -81,9 +82,15 @@ class TriFused(SchemeBase):
         f = lambda a: cp.asarray(np.ascontiguousarray(a), dtype=dtype)  # noqa: E731
         i = lambda a: cp.asarray(np.ascontiguousarray(a), dtype=np.int32)  # noqa: E731
         self.area = f(tables.area)
-        if assembly == "cell":
+        self.k_sensor = None
+        if assembly == "cell" or (layers == 1 and p.get("shock_fix", False)):
             nbr, cnx, cny, clen = cell_tables(tables)
             self.nbr, self.cnx, self.cny, self.clen = i(nbr), f(cnx), f(cny), f(clen)
+        if layers == 1 and p.get("shock_fix", False):
+            self.k_sensor = k["sensor1"]
+            self.S = cp.zeros(m, dtype=dtype)
+        self.S_arg = self.S if self.k_sensor is not None else np.uintp(0)  # null: no cure
+        if assembly == "cell":
             self.ns = 1
         else:
             self.L, self.R = i(tables.edge_l), i(tables.edge_r)
@@ -163,14 +170,17 @@ class TriFused(SchemeBase):
         cfl2 = self.real(2 * cfl)
         g, r = np.float64(self.g), np.float64(self.r)
         cur = self._slots[self._cur]
+        if self.k_sensor is not None:
+            self.k_sensor(self.grid_c, (BLOCK_CELL,),
+                          (W, self.nbr, self.cnx, self.cny, self.S, self.m))
         if self.assembly == "cell":
             self.k_flux(self.grid_c, (BLOCK_CELL,),
                         (W, H, self.nbr, self.cnx, self.cny, self.clen, self.area, self.acc,
-                         cur, cfl2, self.m, g, r))
+                         cur, cfl2, self.S_arg, self.m, g, r))
         else:
             self.k_flux(self.grid_e, (BLOCK_EDGE,),
                         (W, H, self.L, self.R, self.posL, self.posR, self.nx, self.ny, self.len,
-                         self.acc, self.sacc, self.m, self.ne, g, r))
+                         self.acc, self.sacc, self.S_arg, self.m, self.ne, g, r))
             self.k_dt(self.grid_c, (BLOCK_CELL,),
                       (self.sacc, np.int32(self.ns), self.area, cfl2, self.m, cur, self.zero))
         return cur

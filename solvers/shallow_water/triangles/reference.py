@@ -7,13 +7,17 @@ One explicit step W ← W − Δt/|V| Σ |E| D over the state W (nv, M) in the i
 Σ_j |E_ij| max_k |λ_ij,k| over the current state (the same-step form of docs/MODELS.md [P2]; [P4] lags
 it one step to fuse kernels). With `eigen_precision = float64` on a float32 state the per-edge
 work runs in float64 (docs/MODELS.md [P2]'s mixed precision).
+
+One layer with `shock_fix` (the default): the shock sensor of riemann.py, S_i = max over the
+three edges of cell i of the compression max(0, un_L − un_R) (per edge first, then the maximum
+over each cell's slots), and ν = shock_nu(S_L, S_R) into the flux: the carbuncle cure.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...core.scheme import SchemeBase
-from ..riemann import FLUXES
+from ..riemann import FLUXES, compression, rotate, shock_nu
 
 
 class TriReference(SchemeBase):
@@ -35,12 +39,27 @@ class TriReference(SchemeBase):
         self.inner = xp.asarray(np.flatnonzero(rr >= 0))
         self.nx, self.ny, self.len = f(t.nx), f(t.ny), f(t.length)
         self.area = f(t.area)
+        self.shock_fix = sim.layers == 1 and bool(p.get("shock_fix", False))
         m = t.n_cells
         sl, sr = t.slot_l.astype(np.int64), t.slot_r.astype(np.int64)
         self.pos_l = xp.asarray(sl * m + t.edge_l)
         self.pos_r = xp.asarray((sr * m + rr)[rr >= 0])
         self.acc = xp.zeros((self.nv, 3 * m), dtype=self.dtype)
         self.sacc = xp.zeros(3 * m, dtype=self.dtype)
+        self.sens = xp.zeros(3 * m, dtype=self.eig_dtype)
+
+    def sensor_nu(self, WL, WR, nx, ny):
+        """ν of every edge from the cells' shock sensors (riemann.py: S_i = the largest
+        compression max(0, un_L − un_R) over the edges of cell i; walls: un_R = −un_L)."""
+        xp = self.xp
+        qnL = rotate(WL[1], WL[2], nx, ny)[0]
+        qnR = xp.where(self.wall, -qnL, rotate(WR[1], WR[2], nx, ny)[0])
+        hR = xp.where(self.wall, WL[0], WR[0])
+        e = compression(xp, WL[0], qnL, hR, qnR)
+        self.sens[self.pos_l] = e
+        self.sens[self.pos_r] = e[self.inner]
+        S = self.sens.reshape(3, self.t.n_cells).max(axis=0)
+        return shock_nu(xp, S[self.L], S[self.Rc])
 
     def fluctuations(self, W, H):
         """Per-edge contributions DL, DR (nv, E) and wave speeds (E,)."""
@@ -48,8 +67,10 @@ class TriReference(SchemeBase):
         c = (lambda a: a.astype(ed)) if ed != self.dtype else (lambda a: a)  # noqa: E731
         WL = tuple(c(W[k][self.L]) for k in range(self.nv))
         WR = tuple(c(W[k][self.Rc]) for k in range(self.nv))
-        DL, DR, s = self.flux(self.xp, WL, WR, c(H[self.L]), c(H[self.Rc]), c(self.nx),
-                              c(self.ny), self.wall, self.g, self.r)
+        nx, ny = c(self.nx), c(self.ny)
+        kw = {"nu": self.sensor_nu(WL, WR, nx, ny)} if self.shock_fix else {}
+        DL, DR, s = self.flux(self.xp, WL, WR, c(H[self.L]), c(H[self.Rc]), nx, ny, self.wall,
+                              self.g, self.r, **kw)
         back = lambda a: a.astype(self.dtype)  # noqa: E731
         return [back(d) for d in DL], [back(d) for d in DR], back(s)
 

@@ -23,14 +23,14 @@ inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double __drcp_rn(double x) { return 1.0 / x; }
 inline float __fdividef(float a, float b) { return a / b; }
 #include "riemann.cuh"
-template <int NL, int SCH> void run(int n) {  // per edge: wl, wr, HL, HR, nx, ny, wall, g, r
+template <int NL, int SCH> void run(int n) {  // per edge: wl, wr, HL, HR, nx, ny, wall, g, r, nu
     const int NV = 3 * NL;
-    double in[2 * NV + 7], dl[NV], dr[NV], s;
+    double in[2 * NV + 8], dl[NV], dr[NV], s;
     for (int e = 0; e < n; ++e) {
-        if (fread(in, 8, 2 * NV + 7, stdin) != size_t(2 * NV + 7)) return;
+        if (fread(in, 8, 2 * NV + 8, stdin) != size_t(2 * NV + 8)) return;
         const double* p = in + 2 * NV;
         Flux<double, NL, SCH>::apply(in, in + NV, p[0], p[1], p[2], p[3], p[4] != 0, p[5], p[6],
-                                     dl, dr, s);
+                                     dl, dr, s, p[7]);
         fwrite(dl, 8, NV, stdout); fwrite(dr, 8, NV, stdout); fwrite(&s, 8, 1, stdout);
     }
 }
@@ -75,9 +75,15 @@ def test_device_fluxes_are_the_python_fluxes(host_build, layers, scheme):
     nx, ny = np.cos(ang), np.sin(ang)
     wall = rng.uniform(size=n) < 0.2
     g, r = 9.81, 0.9
-    DL, DR, s = riemann.FLUXES[layers, scheme](np, WL, WR, HL, HR, nx, ny, wall, g, r)
+    # the shock cure's shear viscosity (one layer): none, below and above c̄ and |un|
+    nu = np.where(rng.uniform(size=n) < 0.25, 0.0, rng.uniform(0, 12, n))
+    kw = {"nu": nu} if layers == 1 else {}
+    DL, DR, s = riemann.FLUXES[layers, scheme](np, WL, WR, HL, HR, nx, ny, wall, g, r, **kw)
+    if layers == 1:  # the cure did act on these edges
+        DL0 = riemann.FLUXES[layers, scheme](np, WL, WR, HL, HR, nx, ny, wall, g, r)[0]
+        assert np.abs(DL0[1] - DL[1]).max() > 1
     inp = np.column_stack(WL + WR + [HL, HR, nx, ny, wall.astype(float), np.full(n, g),
-                                     np.full(n, r)])
+                                     np.full(n, r), nu])
     head = np.array([n, layers, riemann.SCHEMES.index(scheme)], np.int32).tobytes()
     out = subprocess.run([str(host_build)], input=head + inp.tobytes(), capture_output=True,
                          check=True).stdout

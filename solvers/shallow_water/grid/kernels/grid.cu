@@ -7,6 +7,10 @@
 //
 // Walls: ghost cells are mirror images with the normal momentum reversed.
 //
+// The carbuncle cure (riemann.py, grid/reference.py): sw_sensor writes the shock sensor S of every
+// cell (the largest compression over its four edges) before each update or stage; every edge
+// passes nu = sw_nu(S_L, S_R) to roe1 (ghosts: their mirror cell's S). shock_fix off: S = 0.
+//
 // Cost per cell (what the kernels are bound by is instruction issue, not memory, so the
 // arithmetic is kept lean): the square roots and divisions of the Roe solver go through ONE
 // reciprocal square root r = 1/sqrt(h) per cell state (sqrt(h) = h r, u = q r r, q/sqrt(h) = q r),
@@ -61,6 +65,13 @@ SWD void load_cell(const T* __restrict__ h, const T* __restrict__ qx, const T* _
     Hv = H[k];
 }
 
+// The shock sensor of cell (i, j), which may be a wall ghost (its mirror cell's).
+template <typename T>
+SWD T load_S(const T* __restrict__ S, int i, int j, int nx, int ny)
+{
+    return S[(long)mirror(j, ny) * nx + mirror(i, nx)];
+}
+
 // Explicitly rounded arithmetic (never contracted into FMAs) for the time step.
 SWD float add_rn(float a, float b) { return __fadd_rn(a, b); }
 SWD float mul_rn(float a, float b) { return __fmul_rn(a, b); }
@@ -110,138 +121,35 @@ SWD T cell_z_of(const T* __restrict__ h, const T* __restrict__ qx, const T* __re
 // dW/dt of cell (i, j) (eq. (15)): all four edges recomputed by this thread.
 template <typename T>
 SWD void rate1(const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
-               const T* __restrict__ H, int i, int j, int nx, int ny, T rdx, T rdy, T g,
-               T& rh, T& rqx, T& rqy)
+               const T* __restrict__ H, const T* __restrict__ S, int i, int j, int nx, int ny,
+               T rdx, T rdy, T g, T& rh, T& rqx, T& rqy)
 {
     const T rg = sqrt(g);
     T h0, qx0, qy0, H0, hn, qxn, qyn, Hn, m[3], p[3];
     load_cell(h, qx, qy, H, i, j, nx, ny, h0, qx0, qy0, H0);
-    const T r0 = rsqrt_(h0);
+    const T r0 = rsqrt_(h0), S0 = load_S(S, i, j, nx, ny);
     load_cell(h, qx, qy, H, i - 1, j, nx, ny, hn, qxn, qyn, Hn);
-    roe1(hn, qxn, qyn, Hn, rsqrt_(hn), h0, qx0, qy0, H0, r0, g, rg, m, p);
+    roe1(hn, qxn, qyn, Hn, rsqrt_(hn), h0, qx0, qy0, H0, r0, g, rg, m, p,
+         sw_nu(load_S(S, i - 1, j, nx, ny), S0));
     T sh = p[0], sqx = p[1], sqy = p[2];
     load_cell(h, qx, qy, H, i + 1, j, nx, ny, hn, qxn, qyn, Hn);
-    roe1(h0, qx0, qy0, H0, r0, hn, qxn, qyn, Hn, rsqrt_(hn), g, rg, m, p);
+    roe1(h0, qx0, qy0, H0, r0, hn, qxn, qyn, Hn, rsqrt_(hn), g, rg, m, p,
+         sw_nu(S0, load_S(S, i + 1, j, nx, ny)));
     sh += m[0]; sqx += m[1]; sqy += m[2];
     load_cell(h, qx, qy, H, i, j - 1, nx, ny, hn, qxn, qyn, Hn);
-    roe1(hn, qyn, qxn, Hn, rsqrt_(hn), h0, qy0, qx0, H0, r0, g, rg, m, p);
+    roe1(hn, qyn, qxn, Hn, rsqrt_(hn), h0, qy0, qx0, H0, r0, g, rg, m, p,
+         sw_nu(load_S(S, i, j - 1, nx, ny), S0));
     T th = p[0], tqy = p[1], tqx = p[2];
     load_cell(h, qx, qy, H, i, j + 1, nx, ny, hn, qxn, qyn, Hn);
-    roe1(h0, qy0, qx0, H0, r0, hn, qyn, qxn, Hn, rsqrt_(hn), g, rg, m, p);
+    roe1(h0, qy0, qx0, H0, r0, hn, qyn, qxn, Hn, rsqrt_(hn), g, rg, m, p,
+         sw_nu(S0, load_S(S, i, j + 1, nx, ny)));
     th += m[0]; tqy += m[1]; tqx += m[2];
     rh = -sh * rdx - th * rdy;
     rqx = -sqx * rdx - tqx * rdy;
     rqy = -sqy * rdx - tqy * rdy;
 }
 
-// ---- third order: CWENO3 -------------------------------------------------------------------
-// P(xi, eta) = a0 + ax xi + ay eta + axx (xi^2 - 1/12) + ayy (eta^2 - 1/12) + axy xi eta
-template <typename T> struct Poly { T a0, ax, ay, axx, ayy, axy; };
-
-// CWENO3 of one variable from its 3x3 stencil u[row][col] (row = y).
-template <typename T>
-SWD Poly<T> cweno3(const T u[3][3], T eps)
-{
-    const T c = u[1][1];
-    const T dE = u[1][2] - c, dW = c - u[1][0], dN = u[2][1] - c, dS = c - u[0][1];
-    const T cxy = T(0.25) * ((u[2][2] - u[0][2]) - (u[2][0] - u[0][0]));
-    const T cx = T(0.5) * (dE + dW), cy = T(0.5) * (dN + dS);
-    const T cxx = T(0.5) * (dE - dW), cyy = T(0.5) * (dN - dS);
-    const T is0 = cx * cx + cy * cy + T(52.0 / 3.0) * (cxx * cxx + cyy * cyy)
-                + T(14.0 / 3.0) * cxy * cxy;
-    const T eE = dE * dE, eW = dW * dW, eN = dN * dN, eS = dS * dS;
-    T q;
-    q = eps + is0;           const T a0 = T(0.5) / (q * q);
-    q = eps + eE + eN;       const T aNE = T(0.125) / (q * q);
-    q = eps + eW + eN;       const T aNW = T(0.125) / (q * q);
-    q = eps + eE + eS;       const T aSE = T(0.125) / (q * q);
-    q = eps + eW + eS;       const T aSW = T(0.125) / (q * q);
-    const T r = T(1) / (a0 + aNE + aNW + aSE + aSW);
-    const T w0 = a0 * r;
-    Poly<T> p;
-    p.a0 = c;
-    p.ax = w0 * cx + ((aNE + aSE) * dE + (aNW + aSW) * dW) * r;
-    p.ay = w0 * cy + ((aNE + aNW) * dN + (aSE + aSW) * dS) * r;
-    const T k = T(2) * w0;
-    p.axx = k * cxx;
-    p.ayy = k * cyy;
-    p.axy = k * cxy;
-    return p;
-}
-
-// The polynomial at the Gauss points of an edge: side 0 = E, 1 = W, 2 = N, 3 = S.
-// Returns the values at the points -G and +G along the edge (G = 1/(2 sqrt 3), G^2 = 1/12).
-template <typename T>
-SWD void edge_pts(const Poly<T>& p, int side, T& lo, T& hi)
-{
-    const T G = T(0.28867513459481288225);
-    T m, t;
-    if (side == 0)      { m = p.a0 + T(0.5) * p.ax + p.axx / T(6); t = p.ay + T(0.5) * p.axy; }
-    else if (side == 1) { m = p.a0 - T(0.5) * p.ax + p.axx / T(6); t = p.ay - T(0.5) * p.axy; }
-    else if (side == 2) { m = p.a0 + T(0.5) * p.ay + p.ayy / T(6); t = p.ax + T(0.5) * p.axy; }
-    else                { m = p.a0 - T(0.5) * p.ay + p.ayy / T(6); t = p.ax - T(0.5) * p.axy; }
-    lo = m - G * t;
-    hi = m + G * t;
-}
-
-// Both fluctuations of an edge between the cells with polynomials L (left/south) and R
-// (right/north), each half the sum over the two Gauss points: m = D^- (to L), p = D^+ (to R),
-// components (h, qn, qt) with qn = qx across x-edges (YDIR false), qn = qy across y-edges.
-template <typename T, bool YDIR>
-SWD void edge_both(const Poly<T> L[4], const Poly<T> R[4], T g, T rg, T m[3], T p[3])
-{
-    const int ls = YDIR ? 2 : 0, rs = YDIR ? 3 : 1;  // L's E/N side faces R's W/S side
-    T le[2], lx[2], ly[2], lH[2], re[2], rx[2], ry[2], rH[2];
-    edge_pts(L[0], ls, le[0], le[1]);  edge_pts(R[0], rs, re[0], re[1]);
-    edge_pts(L[1], ls, lx[0], lx[1]);  edge_pts(R[1], rs, rx[0], rx[1]);
-    edge_pts(L[2], ls, ly[0], ly[1]);  edge_pts(R[2], rs, ry[0], ry[1]);
-    edge_pts(L[3], ls, lH[0], lH[1]);  edge_pts(R[3], rs, rH[0], rH[1]);
-    m[0] = m[1] = m[2] = p[0] = p[1] = p[2] = T(0);
-#pragma unroll
-    for (int q = 0; q < 2; ++q) {
-        const T hL = le[q] + lH[q], hR = re[q] + rH[q];
-        T mm[3], pp[3];
-        roe1(hL, YDIR ? ly[q] : lx[q], YDIR ? lx[q] : ly[q], lH[q], rsqrt_(hL),
-             hR, YDIR ? ry[q] : rx[q], YDIR ? rx[q] : ry[q], rH[q], rsqrt_(hR),
-             re[q] - le[q], g, rg, mm, pp);  // deta from P_eta: exact (reference.edge_fluxes)
-#pragma unroll
-        for (int k = 0; k < 3; ++k) { m[k] += mm[k]; p[k] += pp[k]; }
-    }
-#pragma unroll
-    for (int k = 0; k < 3; ++k) { m[k] *= T(0.5); p[k] *= T(0.5); }
-}
-
-// The volume term 1/|V| ∫_V (A1 ∂x P + A2 ∂y P) by the 2x2 Gauss rule; P_h = P_eta + P_H.
-template <typename T>
-SWD void volume_term(const Poly<T> P[4], T rdx, T rdy, T g, T& vh, T& vx, T& vy)
-{
-    const T G = T(0.28867513459481288225);
-    vh = P[1].ax * rdx + P[2].ay * rdy;
-    vx = vy = T(0);
-#pragma unroll
-    for (int b = 0; b < 2; ++b)
-#pragma unroll
-        for (int a = 0; a < 2; ++a) {
-            const T sx = a ? G : -G, sy = b ? G : -G;
-            T val[4], ddx[4], ddy[4];
-#pragma unroll
-            for (int k = 0; k < 4; ++k) {
-                const Poly<T>& p = P[k];
-                val[k] = p.a0 + p.ax * sx + p.ay * sy + p.axy * (sx * sy);
-                ddx[k] = (p.ax + T(2) * p.axx * sx + p.axy * sy) * rdx;
-                ddy[k] = (p.ay + T(2) * p.ayy * sy + p.axy * sx) * rdy;
-            }
-            const T hh = val[0] + val[3];
-            const T ih = rcp_(hh);
-            const T u = val[1] * ih, v = val[2] * ih;
-            const T hx = ddx[0] + ddx[3], hy = ddy[0] + ddy[3];
-            const T gh = g * hh;
-            vx += gh * ddx[0] - u * u * hx + T(2) * u * ddx[1] - u * v * hy + v * ddy[1] + u * ddy[2];
-            vy += -u * v * hx + v * ddx[1] + u * ddx[2] + gh * ddy[0] - v * v * hy + T(2) * v * ddy[2];
-        }
-    vx *= T(0.25);
-    vy *= T(0.25);
-}
+#include "cweno3.cuh"  // third order: CWENO3, Gauss-point edges, the volume term
 
 // ---- first order, strip kernel with the time-step reduction folded in --------------------------
 // A warp owns STRIP = 29 columns and M rows. Lane k holds column i = 29 b - 2 + k: lanes 2..30 are
@@ -258,7 +166,8 @@ SWD void volume_term(const Poly<T> P[4], T rdx, T rdy, T g, T& vh, T& vx, T& vy)
 // Returns this lane's maximum of the next step's z_i over its owned cells (0 if none).
 template <typename T>
 SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
-                  const T* __restrict__ H, T* __restrict__ ho, T* __restrict__ qxo,
+                  const T* __restrict__ H, const T* __restrict__ S, T* __restrict__ ho,
+                  T* __restrict__ qxo,
                   T* __restrict__ qyo, int nx, int ny, int M, T rdx, T rdy, T dx, T dy, T g,
                   T dt, int lane, int strip, int seg)
 {
@@ -275,45 +184,52 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
     int src_lane = lane + (src - i);
     src_lane = src_lane < 0 ? 0 : (src_lane > 31 ? 31 : src_lane);
     // registers: row j (c), row j + 1 (n) and the prefetched row j + 2 (f); lane 31 also loads
-    // the state east of the warp one row ahead (ef)
-    T hc, qxc, qyc, Hc, rc, hn, qxn, qyn, Hn, rn, hf, qxf, qyf, Hf;
-    T hef = 0, qxef = 0, qyef = 0, Hef = 0;
+    // the state east of the warp one row ahead (ef); S.. the cells' shock sensors
+    T hc, qxc, qyc, Hc, rc, hn, qxn, qyn, Hn, rn, hf, qxf, qyf, Hf, Sc, Sn, Sf;
+    T hef = 0, qxef = 0, qyef = 0, Hef = 0, Sef = 0;
     load_cell(h, qx, qy, H, i, jbeg - 1, nx, ny, hn, qxn, qyn, Hn);
     load_cell(h, qx, qy, H, i, jbeg, nx, ny, hc, qxc, qyc, Hc);
     rc = rsqrt_(hc);
+    Sc = load_S(S, i, jbeg, nx, ny);
     T fs[3], m[3];  // D^+ of the south edge of the current row: components (h, qy, qx)
-    roe1(hn, qyn, qxn, Hn, rsqrt_(hn), hc, qyc, qxc, Hc, rc, g, rg, m, fs);
+    roe1(hn, qyn, qxn, Hn, rsqrt_(hn), hc, qyc, qxc, Hc, rc, g, rg, m, fs,
+         sw_nu(load_S(S, i, jbeg - 1, nx, ny), Sc));
     load_cell(h, qx, qy, H, i, jbeg + 1, nx, ny, hn, qxn, qyn, Hn);
     rn = rsqrt_(hn);
-    if (lane == 31) load_cell(h, qx, qy, H, i + 1, jbeg, nx, ny, hef, qxef, qyef, Hef);
+    Sn = load_S(S, i, jbeg + 1, nx, ny);
+    if (lane == 31) {
+        load_cell(h, qx, qy, H, i + 1, jbeg, nx, ny, hef, qxef, qyef, Hef);
+        Sef = load_S(S, i + 1, jbeg, nx, ny);
+    }
     // rows loaded in the loop lie in [1, ny + 1]: only the north wall can be crossed, and the
     // columns (this lane's, and lane 31's east one) are fixed
     const int im = mirror(i, nx), ie = mirror(i + 1, nx);
     const bool fx = i < 0 || i >= nx, fxe = i + 1 >= nx;
-    auto load_row = [&](int col, bool flipx, int jj, T& hv, T& qxv, T& qyv, T& Hv) {
+    auto load_row = [&](int col, bool flipx, int jj, T& hv, T& qxv, T& qyv, T& Hv, T& Sv) {
         const long k = (long)(jj < ny ? jj : 2 * ny - 1 - jj) * nx + col;
         hv = h[k];
         const T a = qx[k], c = qy[k];
         qxv = flipx ? -a : a;
         qyv = jj >= ny ? -c : c;
         Hv = H[k];
+        Sv = S[k];
     };
     T pnh = 0, pny = 0, pnr = 0, psx = 0, psS = 0;  // previous row: new h, qy, r; sW + sE; sS
     T zmax = T(0);
 #pragma unroll kStripUnroll
     for (int j = jbeg; j <= jend; ++j) {
-        load_row(im, fx, j + 2, hf, qxf, qyf, Hf);
+        load_row(im, fx, j + 2, hf, qxf, qyf, Hf, Sf);
         T hE = __shfl_down_sync(FULL_MASK, hc, 1), qxE = __shfl_down_sync(FULL_MASK, qxc, 1);
         T qyE = __shfl_down_sync(FULL_MASK, qyc, 1), HE = __shfl_down_sync(FULL_MASK, Hc, 1);
-        T rE = __shfl_down_sync(FULL_MASK, rc, 1);
+        T rE = __shfl_down_sync(FULL_MASK, rc, 1), SE = __shfl_down_sync(FULL_MASK, Sc, 1);
         if (lane == 31) {
-            hE = hef; qxE = qxef; qyE = qyef; HE = Hef; rE = rsqrt_(hef);
-            load_row(ie, fxe, j + 1, hef, qxef, qyef, Hef);
+            hE = hef; qxE = qxef; qyE = qyef; HE = Hef; rE = rsqrt_(hef); SE = Sef;
+            load_row(ie, fxe, j + 1, hef, qxef, qyef, Hef, Sef);
         }
         T mN[3], pN[3];
-        roe1(hc, qyc, qxc, Hc, rc, hn, qyn, qxn, Hn, rn, g, rg, mN, pN);
+        roe1(hc, qyc, qxc, Hc, rc, hn, qyn, qxn, Hn, rn, g, rg, mN, pN, sw_nu(Sc, Sn));
         T mE[3], pE[3];
-        roe1(hc, qxc, qyc, Hc, rc, hE, qxE, qyE, HE, rE, g, rg, mE, pE);
+        roe1(hc, qxc, qyc, Hc, rc, hE, qxE, qyE, HE, rE, g, rg, mE, pE, sw_nu(Sc, SE));
         const T pW0 = __shfl_up_sync(FULL_MASK, pE[0], 1);
         const T pW1 = __shfl_up_sync(FULL_MASK, pE[1], 1);
         const T pW2 = __shfl_up_sync(FULL_MASK, pE[2], 1);
@@ -345,8 +261,8 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
         if (j == ny - 1 && own_row && own_col)  // the top row's north edge is the wall
             zmax = fmax(zmax, cell_z(sx, sS, edge_speed(nh, nqy, nr, nh, -nqy, nr, hg), dx, dy));
         pnh = nh; pny = nqy; pnr = nr; psx = sx; psS = sS;
-        hc = hn; qxc = qxn; qyc = qyn; Hc = Hn; rc = rn;
-        hn = hf; qxn = qxf; qyn = qyf; Hn = Hf; rn = rsqrt_(hf);
+        hc = hn; qxc = qxn; qyc = qyn; Hc = Hn; rc = rn; Sc = Sn;
+        hn = hf; qxn = qxf; qyn = qyf; Hn = Hf; rn = rsqrt_(hf); Sn = Sf;
         fs[0] = pN[0]; fs[1] = pN[1]; fs[2] = pN[2];
     }
     return zmax;
@@ -419,11 +335,34 @@ __device__ __forceinline__ T step_size(const typename Bits<T>::type* slot, T k, 
 #define SW_BLOCK0_THREAD0 (blockIdx.x == 0 && blockIdx.y == 0 && threadIdx.x == 0 && \
                            threadIdx.y == 0)
 
+// The shock sensor S of every cell (grid/reference.cell_sensor): the largest compression
+// max(0, un_L - un_R) over its four edges (walls: the mirror state).
+template <typename T>
+__global__ void sw_sensor(const T* __restrict__ h, const T* __restrict__ qx,
+                          const T* __restrict__ qy, T* __restrict__ S, const int nx, const int ny)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int j = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= nx || j >= ny) return;
+    T h0, u0, v0, H0, hn, qxn, qyn, Hn;
+    load_cell(h, qx, qy, h, i, j, nx, ny, h0, u0, v0, H0);
+    u0 = u0 / h0;
+    v0 = v0 / h0;
+    load_cell(h, qx, qy, h, i - 1, j, nx, ny, hn, qxn, qyn, Hn);
+    T s = sw_compression(qxn / hn, u0);
+    load_cell(h, qx, qy, h, i + 1, j, nx, ny, hn, qxn, qyn, Hn);
+    s = fmax(s, sw_compression(u0, qxn / hn));
+    load_cell(h, qx, qy, h, i, j - 1, nx, ny, hn, qxn, qyn, Hn);
+    s = fmax(s, sw_compression(qyn / hn, v0));
+    load_cell(h, qx, qy, h, i, j + 1, nx, ny, hn, qxn, qyn, Hn);
+    S[(long)j * nx + i] = fmax(s, sw_compression(v0, qyn / hn));
+}
+
 // First order, one thread per cell: W^{n+1} = W^n + Δt L(W^n).
 template <typename T>
 __global__ void sw_step1(const T* __restrict__ h, const T* __restrict__ qx,
                          const T* __restrict__ qy, const T* __restrict__ H,
-                         T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
+                         const T* __restrict__ S, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
                          const int nx, const int ny, const T rdx, const T rdy, const T g,
                          const T k_dt, const typename Bits<T>::type* __restrict__ slot,
                          const double dt_limit, SW_CLOCK_ARGS)
@@ -434,7 +373,7 @@ __global__ void sw_step1(const T* __restrict__ h, const T* __restrict__ qx,
     const T dt = step_size<T>(slot, k_dt, dt_limit, clk_in, clk_out, hist,
                               SW_BLOCK0_THREAD0);
     T rh, rqx, rqy;
-    rate1(h, qx, qy, H, i, j, nx, ny, rdx, rdy, g, rh, rqx, rqy);
+    rate1(h, qx, qy, H, S, i, j, nx, ny, rdx, rdy, g, rh, rqx, rqy);
     const long k = (long)j * nx + i;
     ho[k] = h[k] + dt * rh;
     qxo[k] = qx[k] + dt * rqx;
@@ -454,7 +393,7 @@ __launch_bounds__(128)
 #endif
 sw_strip1(
     const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
-    const T* __restrict__ H, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
+    const T* __restrict__ H, const T* __restrict__ S, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
     const int nx, const int ny, const int M, const T rdx, const T rdy, const T dx, const T dy,
     const T g, const T k_dt, const typename Bits<T>::type* __restrict__ slot_in,
     typename Bits<T>::type* slot_out, typename Bits<T>::type* slot_clear, const double dt_limit,
@@ -468,7 +407,7 @@ sw_strip1(
                               SW_BLOCK0_THREAD0);
     T zmax = T(0);
     if (seg * M < ny)  // uniform over the warp
-        zmax = strip1_body(h, qx, qy, H, ho, qxo, qyo, nx, ny, M, rdx, rdy, dx, dy, g,
+        zmax = strip1_body(h, qx, qy, H, S, ho, qxo, qyo, nx, ny, M, rdx, rdy, dx, dy, g,
                            dt, (int)threadIdx.x, (int)blockIdx.x, seg);
     block_max_to(zmax, slot_out);
 }
@@ -485,7 +424,8 @@ template <typename T> struct Tile3 { enum { TX = 32, TY = sizeof(T) == 4 ? 8 : 4
 template <typename T>
 __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? SW_STAGE_MINB : 1) sw_stage3(
     const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
-    const T* __restrict__ H, const T* __restrict__ h0, const T* __restrict__ qx0,
+    const T* __restrict__ H, const T* __restrict__ S, const T* __restrict__ h0,
+    const T* __restrict__ qx0,
     const T* __restrict__ qy0, T* __restrict__ ho, T* __restrict__ qxo, T* __restrict__ qyo,
     const int nx, const int ny, const T rdx, const T rdy, const T g, const T eps, const T a,
     const T b, const T k_dt, const typename Bits<T>::type* __restrict__ slot,
@@ -535,18 +475,21 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
             P[v].ayy = pc[v][3][pb][pa]; P[v].axy = pc[v][4][pb][pa];
         }
     };
+    // the shock sensor of reconstructed cell (pa, pb) (read where needed: L1 serves it)
+    auto Sat = [&](int pa, int pb) { return load_S(S, i0 - 1 + pa, j0 - 1 + pb, nx, ny); };
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int pa = tx + 1, pb = ty + 1;
     Poly<T> own[4], nb[4];
     T m[3], p[3];
+    const T Sown = Sat(pa, pb);
     polys(pa, pb, own);
     polys(pa - 1, pb, nb);
-    edge_both<T, false>(nb, own, g, rg, m, p);   // west edge
+    edge_both<T, false>(nb, own, g, rg, m, p, sw_nu(Sat(pa - 1, pb), Sown));   // west edge
     T xh = p[0], xqx = p[1], xqy = p[2];
 #pragma unroll
     for (int k = 0; k < 3; ++k) dmx[k][ty][tx] = m[k];
     polys(pa, pb - 1, nb);
-    edge_both<T, true>(nb, own, g, rg, m, p);    // south edge
+    edge_both<T, true>(nb, own, g, rg, m, p, sw_nu(Sat(pa, pb - 1), Sown));    // south edge
     T yh = p[0], yqy = p[1], yqx = p[2];
 #pragma unroll
     for (int k = 0; k < 3; ++k) dmy[k][ty][tx] = m[k];
@@ -554,7 +497,7 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
         Poly<T> L[4], R[4];
         polys(TX, tx + 1, L);
         polys(TX + 1, tx + 1, R);
-        edge_both<T, false>(L, R, g, rg, m, p);
+        edge_both<T, false>(L, R, g, rg, m, p, sw_nu(Sat(TX, tx + 1), Sat(TX + 1, tx + 1)));
 #pragma unroll
         for (int k = 0; k < 3; ++k) dmx[k][tx][TX] = m[k];
     }
@@ -562,7 +505,7 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
         Poly<T> L[4], R[4];
         polys(tx + 1, TY, L);
         polys(tx + 1, TY + 1, R);
-        edge_both<T, true>(L, R, g, rg, m, p);
+        edge_both<T, true>(L, R, g, rg, m, p, sw_nu(Sat(tx + 1, TY), Sat(tx + 1, TY + 1)));
 #pragma unroll
         for (int k = 0; k < 3; ++k) dmy[k][TY][tx] = m[k];
     }

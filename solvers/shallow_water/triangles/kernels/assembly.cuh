@@ -15,6 +15,10 @@
 //           and writes the sum and its local step at once
 // The step dt = min_i 2 cfl |V_i| / sum_j |E_ij| s_ij comes from a block reduction and one
 // atomicMin on the bits of a positive float (NaN and inf lose), the same-step form.
+//
+// The carbuncle cure (one layer, riemann.py): sensor_body writes each cell's shock sensor S (the
+// largest compression over its three edges) before the flux kernels, which give every edge
+// nu = sw_nu(S_L, S_R); S == nullptr (two layers, or shock_fix off): nu = 0.
 #pragma once
 
 #include "riemann.cuh"
@@ -60,7 +64,8 @@ __device__ __forceinline__ void edge_body(
     const T* __restrict__ W, const T* __restrict__ H, const int* __restrict__ L,
     const int* __restrict__ R, const int* __restrict__ posL, const int* __restrict__ posR,
     const T* __restrict__ nx, const T* __restrict__ ny, const T* __restrict__ len,
-    T* __restrict__ acc, T* __restrict__ sacc, int M, int NE, E g, E r) {
+    T* __restrict__ acc, T* __restrict__ sacc, const T* __restrict__ S, int M, int NE, E g,
+    E r) {
     constexpr int NV = 3 * NL;
     int e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= NE) return;
@@ -73,8 +78,9 @@ __device__ __forceinline__ void edge_body(
         wl[k] = E(W[k * M + l]);
         wr[k] = E(W[k * M + rc]);
     }
+    const E nu = S ? sw_nu(E(S[l]), E(S[rc])) : E(0);
     Flux<E, NL, SCH>::apply(wl, wr, E(H[l]), E(H[rc]), E(nx[e]), E(ny[e]), wall, g, r, dl, dr,
-                            s);
+                            s, nu);
     T le = len[e];
     if (ATOMIC) {
 #pragma unroll
@@ -105,8 +111,8 @@ template <typename T, typename E, int NL, int SCH>
 __device__ __forceinline__ void cell_body(
     const T* __restrict__ W, const T* __restrict__ H, const int* __restrict__ nbr,
     const T* __restrict__ cnx, const T* __restrict__ cny, const T* __restrict__ clen,
-    const T* __restrict__ area, T* __restrict__ acc, T* __restrict__ dtmin, T cfl2, int M, E g,
-    E r) {
+    const T* __restrict__ area, T* __restrict__ acc, T* __restrict__ dtmin, T cfl2,
+    const T* __restrict__ S, int M, E g, E r) {
     constexpr int NV = 3 * NL;
     int c = blockIdx.x * blockDim.x + threadIdx.x;
     T dt = inf_val<T>();
@@ -124,8 +130,9 @@ __device__ __forceinline__ void cell_body(
             int rc = wall ? c : nb;
 #pragma unroll
             for (int k = 0; k < NV; ++k) wr[k] = E(W[k * M + rc]);
+            const E nu = S ? sw_nu(E(S[c]), E(S[rc])) : E(0);
             Flux<E, NL, SCH>::apply(w, wr, Hc, E(H[rc]), E(cnx[j * M + c]), E(cny[j * M + c]),
-                                    wall, g, r, dl, dr, s);
+                                    wall, g, r, dl, dr, s, nu);
             T le = clen[j * M + c];
 #pragma unroll
             for (int k = 0; k < NV; ++k) sum[k] += T(dl[k]) * le;
@@ -136,6 +143,29 @@ __device__ __forceinline__ void cell_body(
         dt = cfl2 * area[c] / ssum;
     }
     block_min_to(dt, dtmin);
+}
+
+// One layer's shock sensor (riemann.py; triangles/reference.py sensor_nu): S_c = the largest
+// compression max(0, un_c - un_nb) over the three edges of cell c (outward normals; walls: the
+// mirror state un_nb = -un_c), in the storage type.
+template <typename T>
+__device__ __forceinline__ void sensor_body(const T* __restrict__ W, const int* __restrict__ nbr,
+                                            const T* __restrict__ cnx,
+                                            const T* __restrict__ cny, T* __restrict__ S,
+                                            int M) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= M) return;
+    const T h = W[c], qx = W[M + c], qy = W[2 * M + c];
+    T s = T(0);
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+        const int nb = nbr[j * M + c];
+        const T nx = cnx[j * M + c], ny = cny[j * M + c];
+        const T un = (qx * nx + qy * ny) / h;
+        const T unb = nb < 0 ? -un : (W[M + nb] * nx + W[2 * M + nb] * ny) / W[nb];
+        s = fmax(s, sw_compression(un, unb));
+    }
+    S[c] = s;
 }
 
 // ---- cell kernels ------------------------------------------------------------------------
@@ -185,14 +215,15 @@ __device__ __forceinline__ void cell_update_body(T* __restrict__ W, T* __restric
     const T *__restrict__ W, const T *__restrict__ H, const int *__restrict__ L,             \
         const int *__restrict__ R, const int *__restrict__ posL, const int *__restrict__ posR, \
         const T *__restrict__ nx, const T *__restrict__ ny, const T *__restrict__ len,        \
-        T *__restrict__ acc, T *__restrict__ sacc, int M, int NE, double g, double r
-#define TRI_EDGE_PASS W, H, L, R, posL, posR, nx, ny, len, acc, sacc, M, NE
+        T *__restrict__ acc, T *__restrict__ sacc, const T *__restrict__ S, int M, int NE,    \
+        double g, double r
+#define TRI_EDGE_PASS W, H, L, R, posL, posR, nx, ny, len, acc, sacc, S, M, NE
 #define TRI_CELL_ARGS                                                                         \
     const T *__restrict__ W, const T *__restrict__ H, const int *__restrict__ nbr,           \
         const T *__restrict__ cnx, const T *__restrict__ cny, const T *__restrict__ clen,     \
-        const T *__restrict__ area, T *__restrict__ acc, T *__restrict__ dtmin, T cfl2, int M, \
-        double g, double r
-#define TRI_CELL_PASS W, H, nbr, cnx, cny, clen, area, acc, dtmin, cfl2, M
+        const T *__restrict__ area, T *__restrict__ acc, T *__restrict__ dtmin, T cfl2,       \
+        const T *__restrict__ S, int M, double g, double r
+#define TRI_CELL_PASS W, H, nbr, cnx, cny, clen, area, acc, dtmin, cfl2, S, M
 
 // Kernels of one (layers, scheme): edge slots, edge atomics, cell-fused; `_mixed` computes the
 // fluxes in double on float storage (docs/MODELS.md [P2]'s mixed precision).

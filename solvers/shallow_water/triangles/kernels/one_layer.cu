@@ -6,6 +6,14 @@ TRI_KERNELS(roe1, 1, 0)
 TRI_KERNELS(irroe1, 1, 1)
 TRI_KERNELS(pvm1, 1, 2)
 
+// The shock sensor S of every cell (the carbuncle cure), before the flux kernels.
+template <typename T>
+__global__ void sensor1(const T* __restrict__ W, const int* __restrict__ nbr,
+                        const T* __restrict__ cnx, const T* __restrict__ cny, T* __restrict__ S,
+                        int M) {
+    sensor_body<T>(W, nbr, cnx, cny, S, M);
+}
+
 template <typename T>
 __global__ void update1(T* __restrict__ W, T* __restrict__ acc, int NS,
                         const T* __restrict__ area, T dt_limit, int M, const T* dt_cur,

@@ -83,7 +83,9 @@ def test_circular_dambreak_stays_radially_symmetric(order):
                                                                           sim.mesh.y[j]), axis)))
         assert eta.max() - eta.min() > 0.5, "the dam has broken into waves"
     assert devs[1].mean() < 0.01 * 2, "mean deviation under 1% of the dam's height"
-    assert devs[1].mean() < 0.65 * devs[0].mean(), "and falls on refinement"
+    # and falls on refinement (order 1: 0.0058 → 0.0027, order 3: 0.0072 → 0.0051 with the
+    # shock cure, which lowers the coarse grid's deviation most: 0.0125 and 0.0094 without)
+    assert devs[1].mean() < 0.75 * devs[0].mean(), "and falls on refinement"
 
 
 @pytest.mark.parametrize("order", [1, 3])

@@ -167,7 +167,15 @@ def test_cell_fused_assembly_equals_edge_assembly(layers, scheme):
     WL = tuple(w[cell] for w in W)
     WR = tuple(w[rc] for w in W)
     flux = riemann.FLUXES[layers, scheme]
-    DL, _, sp = flux(np, WL, WR, H[cell], H[rc], cnx, cny, wall, 9.81, s.params.get("r", 0.0))
+    kw = {}
+    if layers == 1:  # the shock sensor as the GPU's sensor1 kernel: per cell, outward normals
+        qn = lambda w: w[1] * cnx + w[2] * cny  # noqa: E731
+        e = riemann.compression(np, WL[0], qn(WL), WR[0], np.where(wall, -qn(WL), qn(WR)))
+        S = e.reshape(3, m).max(axis=0)
+        kw["nu"] = riemann.shock_nu(np, S[cell], S[rc])
+        assert kw["nu"].max() > 1  # the dam break's front is a compression
+    DL, _, sp = flux(np, WL, WR, H[cell], H[rc], cnx, cny, wall, 9.81, s.params.get("r", 0.0),
+                     **kw)
     tot = np.stack([(d * clen).reshape(3, m).sum(axis=0) for d in DL])
     dt = np.min(2 * 0.9 * t.area / (sp * clen).reshape(3, m).sum(axis=0))
     cell_fused = W - dt / t.area * tot
