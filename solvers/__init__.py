@@ -74,9 +74,15 @@ def check_param(model: str, name: str, value, scenario: str | None = None):
 
 
 def create(model: str, *, backend: str = "auto", dtype: str = "float64",
-           scenario: str | None = None, **params) -> Simulation:
+           scenario: str | None = None, comm=None, **params) -> Simulation:
     """A new simulation of `model` (see available_models()) on `backend` ("auto" | "numpy" |
-    "cupy"); `sim.backend` says which backend was picked."""
+    "cupy"); `sim.backend` says which backend was picked. `comm` (an mpi4py communicator, e.g.
+    MPI.COMM_WORLD, called on every rank): the grid decomposed over its ranks, one GPU per rank
+    (docs/DISTRIBUTED.md); a model that cannot be decomposed raises ParameterError."""
+    if comm is not None:
+        from .core import decomp
+        return decomp.create(model_class(model), comm, backend=backend, dtype=dtype,
+                             scenario=scenario, **params)
     return model_class(model)(backend=backend, dtype=dtype, scenario=scenario, **params)
 
 
@@ -92,10 +98,14 @@ def create_ensemble(model: str, members, *, backend: str = "auto", dtype: str = 
                                        **common)
 
 
-def load(path, backend: str = "auto", *, model: str | None = None) -> Simulation:
+def load(path, backend: str = "auto", *, model: str | None = None, comm=None) -> Simulation:
     """Restore a checkpoint written by `sim.save(path)` (with or without include_fields);
     continuing gives the same results as an uninterrupted run on the same backend. `model`, when
     given, is the model the file must hold. Anything wrong with the file (not a checkpoint,
     truncated, modified, another model's, a newer format, bad values) raises ParameterError
-    naming the file and the problem; nothing in it is ever executed (see core/checkpoint.py)."""
+    naming the file and the problem; nothing in it is ever executed (see core/checkpoint.py).
+    `comm`: continued decomposed over its ranks (any number, whatever wrote the file)."""
+    if comm is not None:
+        from .core import decomp
+        return decomp.load(path, comm, backend=backend, model=model)
     return _checkpoint.load(path, backend=backend, model=model)
