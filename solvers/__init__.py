@@ -19,8 +19,8 @@ from .core.simulation import Simulation, Snapshot
 
 __all__ = ["available_models", "describe", "validate", "check_param", "create", "define",
            "check_model", "model_latex",
-           "create_ensemble", "load", "Simulation", "Snapshot", "ParameterError", "MeshError",
-           "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
+           "create_ensemble", "load", "mpi_world", "Simulation", "Snapshot", "ParameterError",
+           "MeshError", "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
            "atomic_write"]
 
 
@@ -84,6 +84,14 @@ def create(model: str, *, backend: str = "auto", dtype: str = "float64",
         return decomp.create(model_class(model), comm, backend=backend, dtype=dtype,
                              scenario=scenario, **params)
     return model_class(model)(backend=backend, dtype=dtype, scenario=scenario, **params)
+
+
+def mpi_world():
+    """MPI.COMM_WORLD (mpi4py) for `create(..., comm=)` and `load(..., comm=)` in a process
+    started by mpirun/mpiexec/srun; ParameterError saying how to start one otherwise, or what to
+    install when mpi4py is missing (docs/DISTRIBUTED.md)."""
+    from .core.decomp_comm import mpi_world as _world
+    return _world()
 
 
 def create_ensemble(model: str, members, *, backend: str = "auto", dtype: str = "float64",

@@ -176,7 +176,7 @@ class _Distributed:
             raise ParameterError(
                 f"{self.model}: {self.comm.size} ranks split ny = {ny} rows into strips of "
                 f"{min(self.domain.counts)}; this scheme reads {halo} rows across a strip's edge; "
-                f"allowed: at most {ny // halo} ranks, or a larger ny")
+                f"allowed: at most {ny // halo} ranks for ny = {ny}, or a larger ny")
         super()._setup()
         for k, a in self.state.items():  # a model that built the whole grid: cut to the strip
             if a.shape[0] == ny and self.domain.r1 - self.domain.r0 != ny:
@@ -193,7 +193,8 @@ class _Distributed:
     def notes(self):
         d = self.domain
         out = [f"decomposed over {d.comm.size} ranks: strips of {min(d.counts)}–{max(d.counts)} "
-               f"rows of {d.nx} cells, halo {d.halo} rows, halos through {d.comm.name}"]
+               f"rows of {d.nx} cells, halos of {d.halo} row{'s' if d.halo > 1 else ''} "
+               f"through {d.comm.name}"]
         if self._be.is_gpu:
             out.append("distributed on the GPU uses the array path (the fused kernels do not "
                        "take halos yet)")

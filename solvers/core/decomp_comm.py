@@ -41,7 +41,13 @@ def launched_by_mpi() -> bool:
 
 
 def mpi_world():
-    """mpi4py's COMM_WORLD; ParameterError naming what to install when mpi4py is missing."""
+    """mpi4py's COMM_WORLD; ParameterError when this process was not started by an MPI launcher
+    (a lone process would silently run as one rank) or mpi4py is missing."""
+    if not launched_by_mpi():
+        raise ParameterError("a distributed run is started by an MPI launcher, one process per "
+                             "rank: mpirun -n 4 pdestudio run ... --distributed (or srun); this "
+                             "process was not (no MPI launcher variables such as "
+                             "OMPI_COMM_WORLD_SIZE or PMI_SIZE are set)")
     try:
         from mpi4py import MPI
     except ImportError as e:
