@@ -6,7 +6,10 @@ through set_field), advance to T1, save a checkpoint (collective, written by ran
 T2 and gather (-> 'run/...'); then load that checkpoint decomposed over the same world, advance to
 T2 and gather (-> 'loaded/...').
 
-    mpirun -n 4 python tests/solvers/core/mpi_decomp_run.py OUT
+    mpirun -n 4 python tests/solvers/core/mpi_decomp_run.py OUT [BACKEND]
+
+BACKEND: numpy (default) or cupy (one GPU per rank; the array path, halos through NCCL unless
+PDESTUDIO_HALOS=mpi).
 """
 from __future__ import annotations
 
@@ -28,8 +31,8 @@ def perturbed(sim_or_none, shape, seed):
     return 0.2 * rng.standard_normal(shape), 0.2 * rng.standard_normal(shape)
 
 
-def make(comm, order, dtype):
-    sim = solvers.create("shallow-water", backend="numpy", dtype=dtype, comm=comm, order=order,
+def make(comm, order, dtype, backend):
+    sim = solvers.create("shallow-water", backend=backend, dtype=dtype, comm=comm, order=order,
                          **SIZE)
     hu, hv = perturbed(sim, (SIZE["ny"], SIZE["nx"]), 7)
     sim.set_field("hu", hu)
@@ -37,18 +40,18 @@ def make(comm, order, dtype):
     return sim
 
 
-def main(out: Path) -> None:
+def main(out: Path, backend: str = "numpy") -> None:
     comm = MPI.COMM_WORLD
     for order, dtype in CASES:
         name = f"o{order}-{dtype}"
         ck = out / f"{name}-T1.npz"
-        sim = make(comm, order, dtype)
+        sim = make(comm, order, dtype, backend)
         sim.advance(T1)
         sim.save(ck)
         sim.advance(T2)
         run = sim.gather_fields(["h", "hu", "hv"])
         info = sim.domain.describe()
-        again = solvers.load(ck, backend="numpy", comm=comm)
+        again = solvers.load(ck, backend=backend, comm=comm)
         again.advance(T2)
         loaded = again.gather_fields(["h", "hu", "hv"])
         if comm.rank == 0:
@@ -59,4 +62,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), *sys.argv[2:3])
