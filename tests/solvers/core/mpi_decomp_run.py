@@ -61,5 +61,35 @@ def main(out: Path, backend: str = "numpy") -> None:
                      rows=info["rows"], halo=info["halo"], ranks=info["ranks"], **arrays)
 
 
+def rarefaction(comm=None):
+    """Still water split by flows of ±10 m/s moving apart along y (test_guards.py's dry core,
+    turned): the cell that runs dry (row 19) is found by rank 1 of 4, by rank 0 of 2."""
+    sim = solvers.create("shallow-water", backend="numpy", nx=4, ny=40, scenario="lake-at-rest",
+                         comm=comm)
+    n = (40, 4)
+    y = np.broadcast_to(sim.mesh.y[:, None], n)
+    for name, v in (("H", 1.0), ("h", 1.0), ("hu", 0.0)):
+        sim.set_field(name, np.full(n, v))
+    sim.set_field("hv", np.where(y < 0.0, -10.0, 10.0))
+    return sim
+
+
+def dry(comm, out: Path) -> None:
+    """Every rank reports the same DryCell (where, step, t) and keeps the state before it."""
+    sim = rarefaction(comm)
+    with np.errstate(all="ignore"):
+        try:
+            sim.advance(2.0)
+            found = None
+        except solvers.SimulationDiverged as e:
+            found = (type(e).__name__, *e.where, sim.steps, sim.t)
+    every = comm.gather(found)
+    h = sim.gather_fields(["h"])
+    if comm.rank == 0:
+        np.savez(out / "dry.npz", found=np.array(every, dtype=object).astype(str), h=h["h"])
+
+
 if __name__ == "__main__":
     main(Path(sys.argv[1]), *sys.argv[2:3])
+    if sys.argv[2:3] in ([], ["numpy"]):
+        dry(MPI.COMM_WORLD, Path(sys.argv[1]))

@@ -71,6 +71,14 @@ def test_decomposed_equals_one_process(ranks, tmp_path, references):
     p = mpirun(ranks, sys.executable, str(SCRIPT), str(tmp_path))
     assert p.returncode == 0, p.stderr[-3000:]
     check(tmp_path, ranks, references)
+    # a dry cell found by one rank: every rank raises the same DryCell, with the state before it
+    ref = run.rarefaction()
+    with np.errstate(all="ignore"), pytest.raises(solvers.SimulationDiverged) as e:
+        ref.advance(2.0)
+    d = np.load(tmp_path / "dry.npz")
+    expect = [str(v) for v in (type(e.value).__name__, *e.value.where, ref.steps, ref.t)]
+    assert e.value.where[1] == -0.125 and [list(f) for f in d["found"]] == [expect] * ranks
+    assert np.array_equal(d["h"], ref.fields()["h"])
 
 
 def gpus() -> int:
