@@ -150,6 +150,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true",
                    help="print one JSON object on stdout at the end (what ran, the speed, the "
                         "files written, whether it diverged)")
+    r.add_argument("--distributed", action="store_true",
+                   help="one simulation decomposed over the ranks of an MPI launch (mpirun -n 4 "
+                        "pdestudio run ... --distributed; grid models): rank 0 writes and logs "
+                        "(docs/DISTRIBUTED.md)")
     _verbosity_options(r)
     r.set_defaults(func=_lazy("cli_run", "cmd_run"))
 

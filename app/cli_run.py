@@ -70,7 +70,18 @@ def cmd_run(a) -> int:
     # Overflow on the way to a divergence is reported once, as SimulationDiverged, not as a
     # stream of NumPy RuntimeWarnings.
     with np.errstate(all="ignore"):
-        return _run(a)
+        if not getattr(a, "distributed", False):
+            return _run(a)
+        from .cli_distributed import Ranks, quiet_exit
+        ranks = Ranks(a)
+        try:
+            ranks.check(a)
+            return _run(a, ranks)
+        except Exception as e:
+            code = None if ranks.root else quiet_exit(e)
+            if code is None:
+                raise
+            return code  # rank 0 says it
 
 
 def _positive(value, name, integer=False):
@@ -95,29 +106,34 @@ def check_args(a) -> None:
         raise UsageError(f"--fps must be an integer in [1, 240]; got {a.fps}")
 
 
-def make_simulation(a):
+def make_simulation(a, comm=None):
     if a.load:
         if a.set or a.mesh or a.scenario or a.dtype:
             raise UsageError("--load continues a checkpoint with its own parameters; "
                              "--set, --mesh, --scenario and --dtype are not allowed with it")
-        sim = solvers.load(a.load, backend=a.backend)
+        sim = solvers.load(a.load, backend=a.backend, comm=comm)
         if sim.model != a.model:
             raise UsageError(f"checkpoint '{a.load}' holds model '{sim.model}', not '{a.model}'")
         return sim
     params, scenario = model_params(a.model, a.set, a.mesh, a.scenario)
     return solvers.create(a.model, backend=a.backend, dtype=a.dtype or "float64",
-                          scenario=scenario, **params)
+                          scenario=scenario, comm=comm, **params)
 
 
-def _run(a) -> int:
+def _run(a, ranks=None) -> int:
+    """The run; `ranks` (cli_distributed.Ranks): decomposed over an MPI launch, rank 0 alone
+    checking and writing the outputs."""
     check_args(a)
     if a.until is not None and a.load is None and not a.until > 0:
         raise UsageError(f"--until {a.until:g} is not after the simulation's time t = 0; "
                          "allowed: a time > 0")
     outputs = Outputs(a)
-    outputs.check_paths()
+    if ranks is None:
+        outputs.check_paths()
+    else:
+        ranks.agree(outputs.check_paths)
     try:
-        sim = make_simulation(a)
+        sim = make_simulation(a, None if ranks is None else ranks.comm)
     except MemoryError:
         raise UsageError(f"{a.model}: not enough memory to set up this simulation; choose a "
                          "smaller size") from None
@@ -148,7 +164,8 @@ def _run(a) -> int:
         try:
             outputs.open(sim, a.until, end_steps)
             progress = Progress(total, "run", Progress.mode_for(a.verbosity))
-            _loop(sim, a, outputs, end_steps, progress, timing)
+            _loop(sim, a, outputs, end_steps, progress, timing,
+                  None if ranks is None else ranks.slowest)
         except SimulationDiverged as e:
             diverged = e
         except MemoryError:
@@ -167,7 +184,11 @@ def _run(a) -> int:
         log.info("done: %d steps to t = %.6g in %.3g s (%.4g steps/s, %.4g Mcell/s)", n, sim.t,
                  wall, rate, rate * cells / 1e6)
         try:
-            written = outputs.finish(sim)
+            if ranks is None:
+                written = outputs.finish(sim)
+            else:  # the whole state gathered on rank 0, which alone writes
+                whole = ranks.whole(sim, bool(a.save or a.export_data or a.export_image))
+                written = outputs.finish(whole or sim) if ranks.root else []
         except MemoryError:
             raise RunFailed(f"{sim.model}: out of memory while writing the outputs") from None
     except BaseException:
@@ -184,14 +205,19 @@ def _run(a) -> int:
             "reason": one_line(diverged) if diverged is not None else None,
             "exit_code": 1 if diverged is not None else 0,
         }
+        if ranks is not None:
+            summary["distributed"] = ranks.summary(sim)
+            if not ranks.root:
+                return summary["exit_code"]
         sys.stdout.write(json.dumps(summary, default=str) + "\n")
         sys.stdout.flush()
     return 1 if diverged is not None else 0
 
 
-def _loop(sim, a, outputs, end_steps, progress, timing) -> None:
+def _loop(sim, a, outputs, end_steps, progress, timing, slowest=None) -> None:
     """Step until --steps or --until, stopping exactly at due frames; `timing` gets the time of
-    the run loop's start (wall0, after the outputs are open) and the seconds spent stepping."""
+    the run loop's start (wall0, after the outputs are open) and the seconds spent stepping.
+    `slowest` (distributed): the longest of the ranks' times, so all choose the same chunks."""
     chunk = 1
     timing["wall0"] = time.perf_counter()
     t_start, steps_start = sim.t, sim.steps
@@ -213,6 +239,8 @@ def _loop(sim, a, outputs, end_steps, progress, timing) -> None:
         else:
             sim.advance(goal, max_steps=n)
         took = time.perf_counter() - c0
+        if slowest is not None:
+            took = slowest(took)
         timing["solver_s"] += took
         outputs.record(sim)
         if took < 0.1:

@@ -19,8 +19,8 @@ from .core.simulation import Simulation, Snapshot
 
 __all__ = ["available_models", "describe", "validate", "check_param", "create", "define",
            "check_model", "model_latex",
-           "create_ensemble", "load", "Simulation", "Snapshot", "ParameterError", "MeshError",
-           "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
+           "create_ensemble", "load", "mpi_world", "Simulation", "Snapshot", "ParameterError",
+           "MeshError", "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
            "atomic_write"]
 
 
@@ -74,10 +74,24 @@ def check_param(model: str, name: str, value, scenario: str | None = None):
 
 
 def create(model: str, *, backend: str = "auto", dtype: str = "float64",
-           scenario: str | None = None, **params) -> Simulation:
+           scenario: str | None = None, comm=None, **params) -> Simulation:
     """A new simulation of `model` (see available_models()) on `backend` ("auto" | "numpy" |
-    "cupy"); `sim.backend` says which backend was picked."""
+    "cupy"); `sim.backend` says which backend was picked. `comm` (an mpi4py communicator, e.g.
+    MPI.COMM_WORLD, called on every rank): the grid decomposed over its ranks, one GPU per rank
+    (docs/DISTRIBUTED.md); a model that cannot be decomposed raises ParameterError."""
+    if comm is not None:
+        from .core import decomp
+        return decomp.create(model_class(model), comm, backend=backend, dtype=dtype,
+                             scenario=scenario, **params)
     return model_class(model)(backend=backend, dtype=dtype, scenario=scenario, **params)
+
+
+def mpi_world():
+    """MPI.COMM_WORLD (mpi4py) for `create(..., comm=)` and `load(..., comm=)` in a process
+    started by mpirun/mpiexec/srun; ParameterError saying how to start one otherwise, or what to
+    install when mpi4py is missing (docs/DISTRIBUTED.md)."""
+    from .core.decomp_comm import mpi_world as _world
+    return _world()
 
 
 def create_ensemble(model: str, members, *, backend: str = "auto", dtype: str = "float64",
@@ -92,10 +106,14 @@ def create_ensemble(model: str, members, *, backend: str = "auto", dtype: str = 
                                        **common)
 
 
-def load(path, backend: str = "auto", *, model: str | None = None) -> Simulation:
+def load(path, backend: str = "auto", *, model: str | None = None, comm=None) -> Simulation:
     """Restore a checkpoint written by `sim.save(path)` (with or without include_fields);
     continuing gives the same results as an uninterrupted run on the same backend. `model`, when
     given, is the model the file must hold. Anything wrong with the file (not a checkpoint,
     truncated, modified, another model's, a newer format, bad values) raises ParameterError
-    naming the file and the problem; nothing in it is ever executed (see core/checkpoint.py)."""
+    naming the file and the problem; nothing in it is ever executed (see core/checkpoint.py).
+    `comm`: continued decomposed over its ranks (any number, whatever wrote the file)."""
+    if comm is not None:
+        from .core import decomp
+        return decomp.load(path, comm, backend=backend, model=model)
     return _checkpoint.load(path, backend=backend, model=model)

@@ -36,6 +36,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..core.errors import ParameterError
+from ..core.decomp import WHOLE, GridSplit
 from ..core.params import CFL, SEED, Param, Scenario
 from ..core.registry import register
 from ..core.scheme import SchemeEntry, SchemeTable
@@ -307,6 +308,13 @@ class ShallowWater(_ShallowWaterBase):
     bench_sizes = (1000, 1200, 2000, 4096, 8192)
     bench_variants = ({"order": 1}, {"order": 3})
     bench_t_end = 1.0
+    # decomposed runs (core/decomp.py, docs/DISTRIBUTED.md): strips of rows, halo = the stencil
+    decomposition = GridSplit(
+        shape=lambda p: grid_shape(p)[::-1],
+        halo=lambda p: 1 if p["order"] == 1 and not p.get("shock_fix") else 2,  # (the cure's
+        # sensor reads a second row)
+        refuse=lambda p: None if p["geometry"] == "grid" else
+        "geometry=triangles is not decomposed; allowed: geometry=grid", findings=("_why",))
 
     def __init__(self, *, backend="auto", dtype="float64", scenario=None, **params):
         if params.get("geometry") is None and params.get("mesh") is not None:
@@ -353,7 +361,9 @@ class ShallowWater(_ShallowWaterBase):
         ell = self.length_scale
         # CWENO3's ε in units of ℓ: the third-order scheme is invariant under the scaling too
         self.weno_eps = (min(self.dx, self.dy) / ell) ** 2
-        eta, H = INITIAL[self.scenario_name](x[None, :] / ell, y[:, None] / ell)
+        # only this rank's rows when decomposed (core/decomp.py): pointwise, the same values
+        rows = getattr(self, "domain", WHOLE).rows
+        eta, H = INITIAL[self.scenario_name](x[None, :] / ell, y[rows, None] / ell)
         h = eta + H
         if h.min() <= 0:
             raise ParameterError("shallow-water: the initial depth h = η + H has minimum "

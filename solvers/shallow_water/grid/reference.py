@@ -51,6 +51,7 @@ import math
 
 import numpy as np
 
+from ...core.decomp import WHOLE
 from ...core.scheme import SchemeBase
 from ..riemann import compression, roe1, shock_nu, speed1
 
@@ -97,16 +98,22 @@ def cell_sensor(h, qx, qy, xp):
     return xp.maximum(xp.maximum(cx[:, :-1], cx[:, 1:]), xp.maximum(cy[:-1], cy[1:]))
 
 
-def edge_nu(h, qx, qy, xp):
-    """ν of the x- and y-edges of the cells with one ghost ring (the XL/XR, YL/YR pairs)."""
-    S = cell_sensor(h, qx, qy, xp)
-    Sp = pad_walls(S, S, S, S, 1, xp)[0]  # the ghosts mirror their cell's sensor
+def edge_nu(h, qx, qy, xp, pad=pad_walls):
+    """ν of the x- and y-edges of the cells with one ghost ring (the XL/XR, YL/YR pairs). The
+    sensors of the ring come from two ghost rows of the state (`pad`: walls, or a decomposed
+    run's halos), so a halo row's sensor is its owner's; at walls the mirror state gives the
+    mirrored cell's sensor exactly (negation is exact), as in the CUDA kernels."""
+    hp, qxp, qyp, _ = pad(h, qx, qy, h, 2, xp)
+    cx = compression(xp, hp[1:-1, :-1], qxp[1:-1, :-1], hp[1:-1, 1:], qxp[1:-1, 1:])
+    cy = compression(xp, hp[:-1, 1:-1], qyp[:-1, 1:-1], hp[1:, 1:-1], qyp[1:, 1:-1])
+    Sp = xp.maximum(xp.maximum(cx[:, :-1], cx[:, 1:]), xp.maximum(cy[:-1], cy[1:]))
     return shock_nu(xp, Sp[XL], Sp[XR]), shock_nu(xp, Sp[YL], Sp[YR])
 
 
-def cfl_dt(h, qx, qy, g, dx, dy, cfl, xp):
-    """Δt = min_i 2δ|V_i| / Σ_j |E_ij| max_k |λ_ij,k| over the cell averages (one reduction)."""
-    hp, qxp, qyp, _ = pad_walls(h, qx, qy, h, 1, xp)
+def cfl_dt(h, qx, qy, g, dx, dy, cfl, xp, pad=pad_walls):
+    """Δt = min_i 2δ|V_i| / Σ_j |E_ij| max_k |λ_ij,k| over the cell averages (one reduction;
+    over this rank's cells when decomposed: the caller takes the minimum over the ranks)."""
+    hp, qxp, qyp, _ = pad(h, qx, qy, h, 1, xp)
     sx = speed1(xp, hp[1:-1, :-1], qxp[1:-1, :-1], hp[1:-1, 1:], qxp[1:-1, 1:], g)
     sy = speed1(xp, hp[:-1, 1:-1], qyp[:-1, 1:-1], hp[1:, 1:-1], qyp[1:, 1:-1], g)
     return _dt_from_speeds(sx, sy, dx, dy, cfl, xp)
@@ -129,11 +136,12 @@ XL, XR = (slice(1, -1), slice(None, -1)), (slice(1, -1), slice(1, None))
 YL, YR = (slice(None, -1), slice(1, -1)), (slice(1, None), slice(1, -1))
 
 
-def rate_order1(h, qx, qy, H, g, dx, dy, xp, fix=False):
+def rate_order1(h, qx, qy, H, g, dx, dy, xp, fix=False, pad=pad_walls):
     """First-order semi-discrete rate L(W) of eq. (15), and the edge speeds (for Δt); `fix`:
-    the shock cure."""
-    P = pad_walls(h, qx, qy, H, 1, xp)
-    nux, nuy = edge_nu(h, qx, qy, xp) if fix else (None, None)
+    the shock cure; `pad` adds the ghost cells (walls; a decomposed run's halos:
+    core/decomp.py)."""
+    P = pad(h, qx, qy, H, 1, xp)
+    nux, nuy = edge_nu(h, qx, qy, xp, pad) if fix else (None, None)
     Dm, Dp, sx = edge_fluxes([a[XL] for a in P], [a[XR] for a in P], X_EDGE, g, xp, nux)
     Em, Ep, sy = edge_fluxes([a[YL] for a in P], [a[YR] for a in P], Y_EDGE, g, xp, nuy)
     return _combine(Dm, Dp, Em, Ep, dx, dy), (sx, sy)
@@ -197,12 +205,12 @@ def volume_term(pe, pqx, pqy, pH, g, dx, dy, xp):
     return vh, 0.25 * vx, 0.25 * vy
 
 
-def rate_order3(h, qx, qy, H, g, dx, dy, xp, eps=None, fix=False):
+def rate_order3(h, qx, qy, H, g, dx, dy, xp, eps=None, fix=False, pad=pad_walls):
     """Third-order semi-discrete rate L(W) of eq. (26) (CWENO3, Gauss edges, volume term); eps:
     the CWENO3 ε (default min(dx, dy)², the model passes (min(dx, dy)/ℓ)²); `fix`: the shock
-    cure."""
-    hp, qxp, qyp, Hp = pad_walls(h, qx, qy, H, 2, xp)
-    nus = edge_nu(h, qx, qy, xp) if fix else (None, None)
+    cure; `pad` as in rate_order1 (two ghost rows)."""
+    hp, qxp, qyp, Hp = pad(h, qx, qy, H, 2, xp)
+    nus = edge_nu(h, qx, qy, xp, pad) if fix else (None, None)
     eps = min(dx, dy) ** 2 if eps is None else eps
     P = [cweno3(a, eps, xp) for a in (hp - Hp, qxp, qyp, Hp)]   # cells with one ghost ring
 
@@ -239,29 +247,34 @@ def ssp_stage(a: float, b: float, u0, u, du):
 
 class GridReference(SchemeBase):
     """The `xp` scheme on the grid: forward Euler (order 1, Δt from the edge speeds of the same
-    pass) or SSP-RK3 (order 3). Rebinds the state's h, hu, hv; cfl is read at every step (live)."""
+    pass) or SSP-RK3 (order 3). Rebinds the state's h, hu, hv; cfl is read at every step (live).
+    On one strip of a decomposed grid (`sim.domain`, core/decomp.py) the ghost rows at the
+    strip's inner edges are the neighbours' rows (exchanged at every pad: every stage) and Δt is
+    the minimum over the ranks: the same numbers as on one process."""
 
     def __init__(self, sim):
         super().__init__(sim)
         self.g, self.order, self.xp = sim.params["g"], sim.params["order"], sim.xp
         self.dx, self.dy, self.eps = sim.dx, sim.dy, sim.weno_eps
         self.fix = bool(sim.params.get("shock_fix", False))
+        self.domain = getattr(sim, "domain", WHOLE)
+        self.pad = self.domain.padder(pad_walls)
 
     def step(self, t, dt_limit):
         s, xp, g, dx, dy = self.sim.state, self.xp, self.g, self.dx, self.dy
         cfl = self.sim.params["cfl"]
         u0, H = (s["h"], s["hu"], s["hv"]), s["H"]
         if self.order == 1:
-            rates, (sx, sy) = rate_order1(*u0, H, g, dx, dy, xp, self.fix)
-            dt = _dt_from_speeds(sx, sy, dx, dy, cfl, xp)
+            rates, (sx, sy) = rate_order1(*u0, H, g, dx, dy, xp, self.fix, self.pad)
+            dt = self.domain.min(_dt_from_speeds(sx, sy, dx, dy, cfl, xp))
             dt = dt if dt_limit is None else min(dt, dt_limit)
             u = tuple(v + dt * r for v, r in zip(u0, rates))
         else:
-            dt = cfl_dt(*u0, g, dx, dy, cfl, xp)
+            dt = self.domain.min(cfl_dt(*u0, g, dx, dy, cfl, xp, self.pad))
             dt = dt if dt_limit is None else min(dt, dt_limit)
             u = u0
             for a, b in SSP3:
-                r = rate_order3(*u, H, g, dx, dy, xp, self.eps, self.fix)
+                r = rate_order3(*u, H, g, dx, dy, xp, self.eps, self.fix, self.pad)
                 u = tuple(ssp_stage(a, b, v0, v, dt * rv) for v0, v, rv in zip(u0, u, r))
         s["h"], s["hu"], s["hv"] = u
         return dt
