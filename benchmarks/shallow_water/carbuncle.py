@@ -11,6 +11,9 @@ gets with Lx = 10, Ly = 1), the dam at x = 0, t = 0.4 (shock at x = 4.19, exact 
 it, 29.3 at most in the rarefaction); per scheme and size: max |hv| within 0.5 of the exact shock,
 ∫|hv| dA, max hu, the L1 error ∫|h − h_exact| dA against the exact solution (exact.stoker) and its
 EOC (cells × 4: the mesh size halves).
+
+Beyond the public API it imports the exact dam-break solution (shallow_water.exact) its
+errors are measured against.
 """
 from __future__ import annotations
 
