@@ -18,7 +18,7 @@ DOMAINS = {
     "mixed": {"kind": "rectangle", "nx": 40, "ny": 30, "Lx": 20.0,
               "boundary": "left=dirichlet: 1 + y*t; right=neumann: 0.2; top=neumann"},
     "vertex": {"kind": "rectangle", "nx": 40, "ny": 30, "Lx": 20.0, "grid": "vertex",
-               "boundary": "left=dirichlet: 1 + y; right=neumann: 0.2"},
+               "boundary": "left=dirichlet: 1 + 0.02*y; right=neumann: 0.2"},
     "interval": {"kind": "interval", "nx": 300, "L": 50.0, "boundary": "neumann"},
     "sphere": {"kind": "mesh", "surface": "sphere", "vertices": 2562, "boundary": "natural"},
     "mesh-dirichlet": {"kind": "mesh", "surface": "rectangle", "vertices": 2000,
