@@ -62,7 +62,9 @@ class Definition:
 
 def load_source(path_or_dict) -> dict:
     """The model file as a plain dict: a dict as is (deep-copied through JSON), a path to a
-    .toml file, or TOML text."""
+    .toml file, or TOML text. A file's relative [domain] mesh path is taken relative to the
+    file's folder (made absolute, so the definition opens from any working folder and travels
+    in checkpoints)."""
     if isinstance(path_or_dict, dict):
         try:
             return json.loads(json.dumps(path_or_dict))
@@ -80,11 +82,22 @@ def load_source(path_or_dict) -> dict:
             raise ModelError(f"cannot read model file '{p}': {getattr(e, 'strerror', None) or e}"
                              ) from None
         where = f"model file '{p.name}'"
-    elif isinstance(path_or_dict, str):
-        text, where = path_or_dict, "model text"
-    else:
+        return _resolve_mesh(_parse(text, where), p.parent)
+    if not isinstance(path_or_dict, str):
         raise ModelError("a model definition is a path to a .toml file, TOML text or a dict, "
                          f"not {type(path_or_dict).__name__}")
+    return _parse(path_or_dict, "model text")
+
+
+def _resolve_mesh(data: dict, folder: Path) -> dict:
+    dom = data.get("domain")
+    if isinstance(dom, dict) and isinstance(dom.get("mesh"), str) and dom["mesh"].strip() \
+            and not Path(dom["mesh"]).expanduser().is_absolute():
+        dom["mesh"] = str((folder / dom["mesh"]).resolve())
+    return data
+
+
+def _parse(text: str, where: str) -> dict:
     if len(text) > MAX_FILE:
         raise ModelError(f"{where} is over {MAX_FILE} characters")
     try:

@@ -2,6 +2,7 @@
 model_latex), checkpoints that carry the definition, and hostile expressions refused with the
 position (docs/EQUATIONS.md)."""
 import copy
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,6 +54,27 @@ def test_a_toml_file_defines_a_model_whose_parameters_are_the_files(tmp_path):
     assert solvers.define(BRUSSELATOR_TOML) == mid
     with pytest.raises(solvers.ParameterError, match="built-in"):
         solvers.define(BRUSSELATOR_TOML.replace("brusselator-test", "gray-scott"))
+
+
+def test_a_relative_mesh_path_is_relative_to_the_model_file(tmp_path, monkeypatch):
+    import shutil
+    meshes = Path(__file__).resolve().parents[3] / "resources" / "meshes"
+    (tmp_path / "models").mkdir()
+    (tmp_path / "meshes").mkdir()
+    shutil.copy(meshes / "icosphere.obj", tmp_path / "meshes" / "ball.obj")
+    text = BRUSSELATOR_TOML.replace('kind = "rectangle"',
+                                    'kind = "mesh"\nmesh = "../meshes/ball.obj"')
+    (tmp_path / "models" / "ball.toml").write_text(text.replace("boundary = \"periodic\"", ""))
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)  # neither the file's folder nor the mesh's
+    sim = solvers.create(solvers.define(Path("../../models/ball.toml")), backend="numpy")
+    assert sim.params["mesh"] == str((tmp_path / "meshes" / "ball.obj").resolve())
+    assert sim.fields()["u"].shape == (sim.mesh.n_vertices,)
+    # TOML text has no folder of its own: the current one
+    with pytest.raises(ValueError, match="ball.obj.*does not exist"):
+        solvers.define(text.replace("brusselator-test", "ball-text"))
+        solvers.create("ball-text", backend="numpy")
 
 
 def test_checkpoints_carry_the_definition(tmp_path):
