@@ -157,7 +157,7 @@ class EquationModel(Simulation):
         self._ops_cache = {}
         ev = Evaluator(np, np.float64)
         init = scenarios.initial_state(d, self.user_params, self.coords, self.shape, p["seed"],
-                                       ev)
+                                       ev, scenarios.geometry_numbers(p))
         for s in d.species:
             self.state[s] = self.xp.asarray(init[s], dtype=self.dtype)
         self._params_changed()

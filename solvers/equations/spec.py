@@ -5,7 +5,7 @@ validated `Definition`. Sections:
     [equations]   species = "right-hand side"     (d species/dt; order = the state's order)
     [algebraic]   name = "expression"             (pointwise, may use species and earlier ones)
     [parameters]  name = number | {value, min, max, unit, live, help}
-    [initial]     species = "formula in x, y, z, r, parameters, noise"   (default 0)
+    [initial]     species = "formula in x, y, z, r, parameters, noise, L, Lx, Ly, nx, ny, vertices"
     [domain]      kind, nx, ny, L, Lx, Ly, grid, boundary, mesh, surface, vertices
     [boundary]    species = "neumann" | "dirichlet: value" | {left = ..., right = ...}
     [numerics]    integrator, dt, cfl, seed
@@ -30,6 +30,8 @@ MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,47}$")
 SECTIONS = ("model", "equations", "algebraic", "parameters", "initial", "domain", "boundary",
             "numerics")
 MODEL_KEYS = ("name", "title", "description", "citation", "look_for")
+# the geometry's numbers an initial condition may use (scenarios.geometry_numbers)
+INITIAL_GEOMETRY = ("L", "Lx", "Ly", "nx", "ny", "vertices")
 DOMAIN_KEYS = ("kind", "nx", "ny", "L", "Lx", "Ly", "grid", "boundary", "mesh", "surface",
                "vertices")
 NUMERICS_KEYS = ("integrator", "dt", "cfl", "seed")
@@ -269,6 +271,7 @@ def _read(src: dict, col: _Collector) -> Definition:
     init_src = _section(src, "initial")
     init_names = {**{p: "param" for p in params_src},
                   **{c: "coord" for c in COORDINATES if c not in taken},
+                  **{g: "geometry" for g in INITIAL_GEOMETRY},
                   "noise": "noise", "pi": "const"}
     initial = {}
     for k, v in init_src.items():
@@ -278,7 +281,7 @@ def _read(src: dict, col: _Collector) -> Definition:
             continue
         ctx = Context(f"the initial condition of {k}", "initial", k, init_names,
                       listing=f"parameters: {', '.join(params_src) or 'none'}; x, y, z, r, "
-                              "noise")
+                              f"{', '.join(INITIAL_GEOMETRY)}, noise")
         tree = col.guard(lambda: parse(_text("initial", k, v), ctx))
         if tree is not None:
             initial[k] = tree

@@ -77,6 +77,25 @@ def test_a_relative_mesh_path_is_relative_to_the_model_file(tmp_path, monkeypatc
         solvers.create("ball-text", backend="numpy")
 
 
+def test_initial_conditions_use_the_geometry_and_the_parameters():
+    src = {"model": {"name": "geo-init"}, "equations": {"u": "lap(u)", "v": "lap(v)"},
+           "parameters": {"a": 2.0},
+           "initial": {"u": "a*heaviside(x - Lx/2)*heaviside(Ly/2 - y)", "v": "nx + 1000*ny"},
+           "domain": {"kind": "rectangle", "nx": 20, "Lx": 10.0}}
+    mid = solvers.define(src)
+    for Lx, Ly, a in ((10.0, None, 2.0), (30.0, 6.0, 3.0)):
+        sim = solvers.create(mid, backend="numpy", Lx=Lx, Ly=Ly, a=a)
+        x, y = np.meshgrid(*(np.asarray(c) for c in (sim.mesh.x, sim.mesh.y)))
+        ly = Ly if Ly is not None else Lx
+        want = a * ((x >= Lx / 2) & (y <= ly / 2))
+        np.testing.assert_array_equal(sim.fields()["u"], want)
+        ny = sim.fields()["v"].shape[0]  # square cells: ny follows Ly/Lx
+        assert ny == round(20 * ly / Lx)
+        assert np.all(sim.fields()["v"] == 20 + 1000 * ny)
+    with pytest.raises(solvers.ParameterError, match=r"unknown name 'Lz'.*Lx, Ly, nx, ny"):
+        solvers.define({**src, "initial": {"u": "x/Lz"}})
+
+
 def test_checkpoints_carry_the_definition(tmp_path):
     mid = solvers.define(BRUSSELATOR_TOML)
     sim = solvers.create(mid, backend="numpy", nx=16)
