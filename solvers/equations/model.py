@@ -151,6 +151,12 @@ class EquationModel(Simulation):
         for s in d.species:
             tr, rest = (transport(s, self.splits[s], species_like) if on_mesh
                         else (None, self.splits[s].terms))
+            if tr is not None and p["integrator"] == "imex" and tr.D != ("num", 0.0):
+                # IMEX: the species' own diffusion implicit, the transport explicit with the
+                # upwind (D -> 0) limit of the positive flux (solvers/surface_rd/imex.py)
+                from .system import OpTerm, Transport
+                rest = (OpTerm("lap", tr.D, None, s),) + tuple(rest)
+                tr = Transport(("num", 0.0), tr.alpha, tr.v)
             if tr is not None:
                 self.transports[s] = tr
             self.central_terms[s] = rest
