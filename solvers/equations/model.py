@@ -96,6 +96,11 @@ class EquationModel(Simulation):
         return BASE + per * n, BASE_DEVICE + per * n
 
     @classmethod
+    def ensemble(cls, members, **kw):
+        from .ensemble import EquationEnsemble
+        return EquationEnsemble(cls, members, **kw)
+
+    @classmethod
     def _check_params(cls, p):
         if p["mesh"]:  # a mesh file (--mesh FILE) makes the geometry a mesh
             p["kind"] = "mesh"
@@ -294,6 +299,8 @@ def _make_class(d: spec.Definition) -> type:
             ImexReference if sim.params["integrator"] == "imex" else ExplicitReference)(sim)),
         "fused_scheme": staticmethod(fused_scheme),
         "look_for": d.info["look_for"], "citation": d.info["citation"],
+        # what may differ between the members of an ensemble (ensemble.py)
+        "ensemble_params": tuple(d.parameters) + ("seed", "dt", "cfl"),
     }
     return type(f"Model_{d.digest[:12]}", (EquationModel,), attrs)
 

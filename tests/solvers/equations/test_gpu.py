@@ -88,3 +88,16 @@ def test_live_parameter_reaches_the_kernel():
         s.set_param("a", 0.4)
         s.step(10)
     assert _rel(gpu, ref) < 1e-11
+
+
+@pytest.mark.parametrize("kernel", ["fused", "array"])
+def test_ensemble_members_equal_solo_runs_on_the_gpu(kernel):
+    mid = solvers.define({**GRID_MODEL, "domain": DOMAINS["sphere"]})
+    members = [{"a": 0.1}, {"a": 0.2, "seed": 4}]
+    ens = solvers.create_ensemble(mid, members, backend="cupy", kernel=kernel)
+    ens.step(25)
+    for i, m in enumerate(members):
+        solo = solvers.create(mid, backend="cupy", kernel=kernel, **m)
+        solo.step(25)
+        for k, v in solo.fields().items():
+            np.testing.assert_array_equal(ens.member(i).fields()[k], v)
