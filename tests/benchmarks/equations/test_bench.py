@@ -3,7 +3,20 @@ rates, the model file's Gray–Scott keeps pace with the built-in on the same su
 IMEX rows take far fewer steps than explicit while staying close to the half-step run."""
 import math
 
+import pytest
+
 from benchmarks.equations import bench
+from pdestudio.solvers.core import registry
+
+
+@pytest.fixture(autouse=True)
+def _forget_defined_models():
+    """The script defines model files: later tests must not see them."""
+    registry.discover()
+    before = set(registry._MODELS)
+    yield
+    for m in set(registry._MODELS) - before:
+        registry.unregister(m)
 
 
 def test_quick_rows():
