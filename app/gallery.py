@@ -186,19 +186,6 @@ PRESETS: tuple[Preset, ...] = (
 )
 
 
-def model_source(path) -> dict:
-    """A model file as the dict `solvers.define` takes, its `mesh` (a path relative to the
-    file, e.g. "../meshes/snake.ply") made absolute so it opens from any working folder."""
-    import tomllib
-    path = Path(path)
-    d = tomllib.loads(path.read_text(encoding="utf-8"))
-    dom = d.get("domain")
-    if isinstance(dom, dict) and isinstance(dom.get("mesh"), str) \
-            and not Path(dom["mesh"]).is_absolute():
-        dom["mesh"] = str((path.parent / dom["mesh"]).resolve())
-    return d
-
-
 # simulated time of each gallery file's thumbnail run (NumPy, the file's default size)
 MODEL_THUMB_UNTIL = {
     "allen-cahn-torus": 20.0, "barkley": 30.0, "brusselator": 40.0, "chemotaxis-snake": 40.0,
@@ -240,7 +227,7 @@ def render(p: Preset):
 
     from .initial_conditions import load_values
     from .sweep.thumbs import thumbnail
-    model = solvers.define(model_source(p.file)) if p.file else p.model
+    model = solvers.define(p.file) if p.file else p.model
     sim = solvers.create(model, backend="numpy", scenario=p.scenario,
                          **{**p.params, **p.thumb_params})
     for name, source in p.init:

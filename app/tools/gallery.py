@@ -80,9 +80,8 @@ class Gallery(QDialog):
                 if editor.apply() is None:
                     return
             else:
-                from ..gallery import model_source
                 try:
-                    solvers.define(model_source(p.file))
+                    solvers.define(p.file)
                 except (ParameterError, ValueError) as e:
                     w.show_message(f"gallery: {p.file.name}: {e}", True)
                     return

@@ -78,11 +78,14 @@ def mesh_tables(mesh):
 class FusedEquations(SchemeBase):
     """The fused scheme (module docstring) on CuPy."""
 
-    def __init__(self, sim):
+    def __init__(self, sim, xp=None, kernels=None):
+        """`xp` and `kernels` default to CuPy and the compiled module; the CPU harness of the
+        tests passes NumPy and the same source compiled by g++ (threads in any order)."""
         super().__init__(sim)
-        import cupy as cp
-        self.cp = cp
-        self.k = compile_kernels(sim)
+        if xp is None:
+            import cupy as xp
+        self.cp = cp = xp
+        self.k = kernels if kernels is not None else compile_kernels(sim)
         real = sim.real
         self.P = cp.asarray([sim.user_params[p] for p in sim.definition.parameters] or [0.0],
                             dtype=real)
@@ -130,7 +133,7 @@ class FusedEquations(SchemeBase):
         self.lam.fill(0)
         self.k["eq_rates"](self.grid, (BLOCK,), tuple(args) + (
             self.P, sim.real(t), sim.real(t), self.lam) + self.geo)
-        return R, (float(self.lam.get()[0]) if sim.transports else None)
+        return R, (float(self.lam[0]) if sim.transports else None)
 
     def step(self, t, dt_limit):
         sim = self.sim
@@ -189,8 +192,9 @@ class FusedEquations(SchemeBase):
             if b:
                 acc = {s: (0 if acc is None else acc[s]) + real(b * dt) * k[s]
                        for s in sim.species}
+            # every stage's Dirichlet nodes at the stage's time, as reference.py pins them
+            self.pinner.pin(nxt, t + (stages[i + 1][0] if i + 1 < len(stages) else 1.0) * dt)
             Y = nxt
-        self.pinner.pin(Y, t + dt)
         for s in sim.species:
             sim.state[s] = Y[s]
         return dt
@@ -228,19 +232,5 @@ class FusedImexRates:
         return k, lam
 
 
-def dirichlet_nodes(sim) -> bool:
-    """Whether the geometry holds Dirichlet values on its nodes (a vertex grid or a mesh with a
-    Dirichlet side): the generated kernels disagree with the reference there (3 % after 20 steps
-    on the H200), so such runs take the CuPy array path of the reference until they are fixed."""
-    p, d = sim.params, sim.definition
-    texts = [str(p.get("boundary", ""))] + [str(v) for v in getattr(d, "boundary", {}).values()]
-    nodes = p.get("kind") == "mesh" or p.get("grid") == "vertex"
-    return nodes and any("dirichlet" in t for t in texts)
-
-
 def fused_scheme(sim):
-    if dirichlet_nodes(sim):
-        sim.fused_refused = ("Dirichlet values on nodes (vertex grid or mesh) run on the GPU's "
-                             "array path: the fused kernels do not handle them yet")
-        return sim.reference_scheme(sim)
     return FusedEquations(sim)

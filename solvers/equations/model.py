@@ -96,6 +96,11 @@ class EquationModel(Simulation):
         return BASE + per * n, BASE_DEVICE + per * n
 
     @classmethod
+    def ensemble(cls, members, **kw):
+        from .ensemble import EquationEnsemble
+        return EquationEnsemble(cls, members, **kw)
+
+    @classmethod
     def _check_params(cls, p):
         if p["mesh"]:  # a mesh file (--mesh FILE) makes the geometry a mesh
             p["kind"] = "mesh"
@@ -151,13 +156,19 @@ class EquationModel(Simulation):
         for s in d.species:
             tr, rest = (transport(s, self.splits[s], species_like) if on_mesh
                         else (None, self.splits[s].terms))
+            if tr is not None and p["integrator"] == "imex" and tr.D != ("num", 0.0):
+                # IMEX: the species' own diffusion implicit, the transport explicit with the
+                # upwind (D -> 0) limit of the positive flux (solvers/surface_rd/imex.py)
+                from .system import OpTerm, Transport
+                rest = (OpTerm("lap", tr.D, None, s),) + tuple(rest)
+                tr = Transport(("num", 0.0), tr.alpha, tr.v)
             if tr is not None:
                 self.transports[s] = tr
             self.central_terms[s] = rest
         self._ops_cache = {}
         ev = Evaluator(np, np.float64)
         init = scenarios.initial_state(d, self.user_params, self.coords, self.shape, p["seed"],
-                                       ev)
+                                       ev, scenarios.geometry_numbers(p))
         for s in d.species:
             self.state[s] = self.xp.asarray(init[s], dtype=self.dtype)
         self._params_changed()
@@ -288,6 +299,8 @@ def _make_class(d: spec.Definition) -> type:
             ImexReference if sim.params["integrator"] == "imex" else ExplicitReference)(sim)),
         "fused_scheme": staticmethod(fused_scheme),
         "look_for": d.info["look_for"], "citation": d.info["citation"],
+        # what may differ between the members of an ensemble (ensemble.py)
+        "ensemble_params": tuple(d.parameters) + ("seed", "dt", "cfl"),
     }
     return type(f"Model_{d.digest[:12]}", (EquationModel,), attrs)
 

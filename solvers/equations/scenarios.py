@@ -50,9 +50,8 @@ def build(model: str, p, periodic_axes) -> dict:
         return {"mesh": Grid1D(x), "coords": {"x": x, "y": np.zeros_like(x),
                                               "z": np.zeros_like(x), "r": np.abs(x)},
                 "shape": (nx,), "spacing": (hx,)}
-    Lx = p["Lx"] if p["Lx"] is not None else p["L"]
-    Ly = p["Ly"] if p["Ly"] is not None else Lx
-    ny = p["ny"] if p["ny"] is not None else max(2, round(nx * Ly / Lx))
+    g = geometry_numbers(p)
+    Lx, Ly, ny = g["Lx"], g["Ly"], int(g["ny"])
     if nx * ny > 2**28:
         raise ParameterError(f"{model}: nx·ny = {nx * ny} nodes; allowed: at most 2^28")
     x, hx = grid_axis(nx, Lx, vertex, periodic_axes[0])
@@ -63,12 +62,26 @@ def build(model: str, p, periodic_axes) -> dict:
             "shape": (ny, nx), "spacing": (hx, hy)}
 
 
-def initial_state(definition, params: dict, coords: dict, shape, seed: int, evaluate) -> dict:
-    """{species: float64 array} from the [initial] formulas."""
+def geometry_numbers(p) -> dict:
+    """L, Lx, Ly, nx, ny, vertices as the grid uses them (empty Lx: L, empty Ly: Lx, empty ny:
+    square cells; an interval's ny is 1), for the initial conditions."""
+    Lx = p["Lx"] if p["Lx"] is not None else p["L"]
+    Ly = p["Ly"] if p["Ly"] is not None else Lx
+    if p["kind"] == "interval":
+        ny = 1
+    else:
+        ny = p["ny"] if p["ny"] is not None else max(2, round(p["nx"] * Ly / Lx))
+    return {"L": float(p["L"]), "Lx": float(Lx), "Ly": float(Ly), "nx": float(p["nx"]),
+            "ny": float(ny), "vertices": float(p["vertices"])}
+
+
+def initial_state(definition, params: dict, coords: dict, shape, seed: int, evaluate,
+                  geometry: dict | None = None) -> dict:
+    """{species: float64 array} from the [initial] formulas; `geometry`: geometry_numbers."""
     rng = np.random.default_rng(seed)
     out = {}
     for s in definition.species:
-        env = {**coords, **params, "noise": rng.uniform(-1.0, 1.0, shape)}
+        env = {**(geometry or {}), **coords, **params, "noise": rng.uniform(-1.0, 1.0, shape)}
         v = evaluate(definition.initial[s], env)
         a = np.broadcast_to(np.asarray(v, dtype=np.float64), shape).copy()
         if not np.isfinite(a).all():

@@ -5,7 +5,7 @@ validated `Definition`. Sections:
     [equations]   species = "right-hand side"     (d species/dt; order = the state's order)
     [algebraic]   name = "expression"             (pointwise, may use species and earlier ones)
     [parameters]  name = number | {value, min, max, unit, live, help}
-    [initial]     species = "formula in x, y, z, r, parameters, noise"   (default 0)
+    [initial]     species = "formula in x, y, z, r, parameters, noise, L, Lx, Ly, nx, ny, vertices"
     [domain]      kind, nx, ny, L, Lx, Ly, grid, boundary, mesh, surface, vertices
     [boundary]    species = "neumann" | "dirichlet: value" | {left = ..., right = ...}
     [numerics]    integrator, dt, cfl, seed
@@ -30,6 +30,8 @@ MODEL_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,47}$")
 SECTIONS = ("model", "equations", "algebraic", "parameters", "initial", "domain", "boundary",
             "numerics")
 MODEL_KEYS = ("name", "title", "description", "citation", "look_for")
+# the geometry's numbers an initial condition may use (scenarios.geometry_numbers)
+INITIAL_GEOMETRY = ("L", "Lx", "Ly", "nx", "ny", "vertices")
 DOMAIN_KEYS = ("kind", "nx", "ny", "L", "Lx", "Ly", "grid", "boundary", "mesh", "surface",
                "vertices")
 NUMERICS_KEYS = ("integrator", "dt", "cfl", "seed")
@@ -62,7 +64,9 @@ class Definition:
 
 def load_source(path_or_dict) -> dict:
     """The model file as a plain dict: a dict as is (deep-copied through JSON), a path to a
-    .toml file, or TOML text."""
+    .toml file, or TOML text. A file's relative [domain] mesh path is taken relative to the
+    file's folder (made absolute, so the definition opens from any working folder and travels
+    in checkpoints)."""
     if isinstance(path_or_dict, dict):
         try:
             return json.loads(json.dumps(path_or_dict))
@@ -80,11 +84,22 @@ def load_source(path_or_dict) -> dict:
             raise ModelError(f"cannot read model file '{p}': {getattr(e, 'strerror', None) or e}"
                              ) from None
         where = f"model file '{p.name}'"
-    elif isinstance(path_or_dict, str):
-        text, where = path_or_dict, "model text"
-    else:
+        return _resolve_mesh(_parse(text, where), p.parent)
+    if not isinstance(path_or_dict, str):
         raise ModelError("a model definition is a path to a .toml file, TOML text or a dict, "
                          f"not {type(path_or_dict).__name__}")
+    return _parse(path_or_dict, "model text")
+
+
+def _resolve_mesh(data: dict, folder: Path) -> dict:
+    dom = data.get("domain")
+    if isinstance(dom, dict) and isinstance(dom.get("mesh"), str) and dom["mesh"].strip() \
+            and not Path(dom["mesh"]).expanduser().is_absolute():
+        dom["mesh"] = str((folder / dom["mesh"]).resolve())
+    return data
+
+
+def _parse(text: str, where: str) -> dict:
     if len(text) > MAX_FILE:
         raise ModelError(f"{where} is over {MAX_FILE} characters")
     try:
@@ -256,6 +271,7 @@ def _read(src: dict, col: _Collector) -> Definition:
     init_src = _section(src, "initial")
     init_names = {**{p: "param" for p in params_src},
                   **{c: "coord" for c in COORDINATES if c not in taken},
+                  **{g: "geometry" for g in INITIAL_GEOMETRY},
                   "noise": "noise", "pi": "const"}
     initial = {}
     for k, v in init_src.items():
@@ -265,7 +281,7 @@ def _read(src: dict, col: _Collector) -> Definition:
             continue
         ctx = Context(f"the initial condition of {k}", "initial", k, init_names,
                       listing=f"parameters: {', '.join(params_src) or 'none'}; x, y, z, r, "
-                              "noise")
+                              f"{', '.join(INITIAL_GEOMETRY)}, noise")
         tree = col.guard(lambda: parse(_text("initial", k, v), ctx))
         if tree is not None:
             initial[k] = tree

@@ -50,6 +50,7 @@ from ..core.simulation import FieldInfo, QuantityInfo, Simulation
 from ..mesh.renumber import inverse, vertex_order
 from . import scenarios
 from .fused import FusedChemotaxis, FusedGrayScott, FusedPositiveChemotaxis
+from .imex import ChemotaxisImex, GrayScottImex, by_integrator, linear_imex_bound
 from .reference import (ChemotaxisEuler, GrayScottEuler, PositiveChemotaxisEuler,
                         SurfaceOperators)
 
@@ -72,6 +73,12 @@ MESH_PARAMS = (
           choices=("rcm", "morton", "none")),
 )
 
+INTEGRATOR = Param(
+    "integrator", "str", "euler", "Time integrator: explicit Euler, or imex (the Laplacian "
+    "terms implicit by preconditioned CG on the cotangent stiffness with the lumped mass, the "
+    "rest explicit: steps far above the explicit bound on fine meshes; on the GPU it runs on the "
+    "array path, the fused kernels are explicit Euler only).", choices=("euler", "imex"))
+
 STEP_PARAMS = (
     Param("C", "float", None, "Step factor: δt = C·dx², dx the mean edge length. Empty: half "
           "the stability bound.", lo=0, lo_open=True, nullable=True, live=True),
@@ -92,11 +99,25 @@ def choose_dt(model: str, p, bound: float, formula: str, dx: float, lam_max: flo
         return 0.5 * bound
     if dt > bound:
         allowed = (f"dt <= {bound:.6g}" if name == "dt" else f"C <= {c_max:.6g}")
+        which = "IMEX" if p.get("integrator") == "imex" else "explicit-Euler"
         raise ParameterError(
             f"{model}: parameter '{name}' = {val:g} gives δt = {dt:.6g} above the "
-            f"explicit-Euler stability bound {bound:.6g} = {formula} on this mesh "
+            f"{which} stability bound {bound:.6g} = {formula} on this mesh "
             f"(dx = {dx:.4g}, λ_max = {lam_max:.6g}); allowed: {allowed}")
     return float(dt)
+
+
+def chemotaxis_bound(p, lam_max: float) -> tuple[float, str]:
+    if p.get("integrator") == "imex":
+        return (linear_imex_bound(p, lam_max), "the largest δt with spectral radius ≤ 1 of the "
+                "IMEX step of every decaying mode of the linearisation, λ ≤ λ_max")
+    return ChemotaxisEuler.stability_bound(p, lam_max)
+
+
+def gray_scott_bound(p, lam_max: float) -> tuple[float, str]:
+    if p.get("integrator") == "imex":
+        return 2.0 / (3 + p["F"] + p["k"]), "2/(3 + F + k) (the explicit reaction of IMEX)"
+    return GrayScottEuler.stability_bound(p, lam_max)
 
 
 class SurfaceRD(Simulation):
@@ -230,18 +251,21 @@ class Chemotaxis(SurfaceRD):
               "not positivity-preserving).", choices=("positive", "paper")),
         Param("perturbation", "float", 0.01, "Relative amplitude of the seeded random "
               "perturbation of the uniform initial state.", lo=0, hi=1),
-    ) + STEP_PARAMS + (SEED,)
+    ) + STEP_PARAMS + (INTEGRATOR, SEED)
     field_infos = {
         "cells": FieldInfo("vertex", "", "cell density f_n", (0.0, 2.0), lo=0.0),
         "chemo": FieldInfo("vertex", "", "chemoattractant density f_c", (0.0, 1.0), lo=0.0),
     }
     default_field = "cells"
     initial_condition = staticmethod(scenarios.chemotaxis_initial)
-    stability_bound = staticmethod(ChemotaxisEuler.stability_bound)
-    # scheme=positive (default) or paper; the paper's classes are also the ladder's base
+    stability_bound = staticmethod(chemotaxis_bound)
+    # scheme=positive (default) or paper; the paper's classes are also the ladder's base;
+    # integrator=imex takes imex.ChemotaxisImex on every backend
     schemes = SchemeTable("scheme", {
-        "positive": SchemeEntry(PositiveChemotaxisEuler, FusedPositiveChemotaxis),
-        "paper": SchemeEntry(ChemotaxisEuler, FusedChemotaxis)})
+        "positive": SchemeEntry(by_integrator(PositiveChemotaxisEuler, ChemotaxisImex),
+                                by_integrator(FusedPositiveChemotaxis, ChemotaxisImex)),
+        "paper": SchemeEntry(by_integrator(ChemotaxisEuler, ChemotaxisImex),
+                             by_integrator(FusedChemotaxis, ChemotaxisImex))})
     check_params = {"vertices": 1500}
 
     def divergence_advice(self) -> str:
@@ -271,7 +295,7 @@ class GrayScott(SurfaceRD):
         Param("F", "float", 0.037, "Feed rate F.", lo=0, hi=1, live=True),
         Param("k", "float", 0.06, "Kill rate k.", lo=0, hi=1, live=True),
         Param("spots", "int", 12, "Number of seeded initial spots of v.", lo=0, hi=10_000),
-    ) + STEP_PARAMS + (SEED,)
+    ) + STEP_PARAMS + (INTEGRATOR, SEED)
     field_infos = {
         # the linear scheme is not positivity-preserving where cotan weights are negative: on
         # the 800-vertex tube v undershoots to -6e-4 over t = 5e4 and stays bounded
@@ -280,6 +304,8 @@ class GrayScott(SurfaceRD):
     }
     default_field = "v"
     initial_condition = staticmethod(scenarios.gray_scott_initial)
-    stability_bound = staticmethod(GrayScottEuler.stability_bound)
-    schemes = SchemeTable(None, {"euler": SchemeEntry(GrayScottEuler, FusedGrayScott)})
+    stability_bound = staticmethod(gray_scott_bound)
+    schemes = SchemeTable(None, {"euler": SchemeEntry(
+        by_integrator(GrayScottEuler, GrayScottImex),
+        by_integrator(FusedGrayScott, GrayScottImex))})
     check_params = {"vertices": 1500}

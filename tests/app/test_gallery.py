@@ -26,7 +26,7 @@ def test_every_scenario_has_a_card_with_a_thumbnail():
         assert img.shape == (128, 128, 3) and img.std() > 10, p.id  # a picture, not a blank
         assert p.citation and p.look_for and p.summary
         if p.file is not None:  # a model file (resources/models/) defines its model
-            solvers.define(gallery.model_source(p.file))
+            solvers.define(p.file)
         solvers.validate(p.model, p.scenario, **p.params)  # the preset opens
 
 

@@ -3,31 +3,36 @@ NumPy with finite values, carries its citation and what to look for; the pattern
 leave their homogeneous (or seeded) state by the measure their look_for names, at a reduced size
 where the pattern still fits; on the device every file's fused GPU path equals the NumPy float64
 reference."""
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pdestudio import solvers
-from pdestudio.app.gallery import MODELS, model_source
+from pdestudio.app.gallery import MODELS
 
 FILES = sorted(MODELS.glob("*.toml"))
 SURFACES = ("sphere", "torus")
 
 
+def _source(path: Path) -> dict:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
 def _define(path: Path) -> str:
-    return solvers.define(model_source(path))
+    return solvers.define(path)
 
 
 def test_the_gallery_has_twelve_systems_five_on_surfaces():
     assert len(FILES) >= 12
-    on = [f.stem for f in FILES if model_source(f)["domain"].get("kind") == "mesh"]
-    srcs = [model_source(f)["domain"] for f in FILES]
+    on = [f.stem for f in FILES if _source(f)["domain"].get("kind") == "mesh"]
+    srcs = [_source(f)["domain"] for f in FILES]
     assert len(on) >= 5
     assert {s.get("surface") for s in srcs} >= set(SURFACES)
     assert any(str(s.get("mesh", "")).endswith("snake.ply") for s in srcs)
     for f in FILES:
-        m = model_source(f)["model"]
+        m = _source(f)["model"]
         assert m["citation"] and m["look_for"] and m["description"], f.name
 
 

@@ -2,6 +2,7 @@
 model_latex), checkpoints that carry the definition, and hostile expressions refused with the
 position (docs/EQUATIONS.md)."""
 import copy
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -53,6 +54,46 @@ def test_a_toml_file_defines_a_model_whose_parameters_are_the_files(tmp_path):
     assert solvers.define(BRUSSELATOR_TOML) == mid
     with pytest.raises(solvers.ParameterError, match="built-in"):
         solvers.define(BRUSSELATOR_TOML.replace("brusselator-test", "gray-scott"))
+
+
+def test_a_relative_mesh_path_is_relative_to_the_model_file(tmp_path, monkeypatch):
+    import shutil
+    meshes = Path(__file__).resolve().parents[3] / "resources" / "meshes"
+    (tmp_path / "models").mkdir()
+    (tmp_path / "meshes").mkdir()
+    shutil.copy(meshes / "icosphere.obj", tmp_path / "meshes" / "ball.obj")
+    text = BRUSSELATOR_TOML.replace('kind = "rectangle"',
+                                    'kind = "mesh"\nmesh = "../meshes/ball.obj"')
+    (tmp_path / "models" / "ball.toml").write_text(text.replace("boundary = \"periodic\"", ""))
+    elsewhere = tmp_path / "a" / "b"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)  # neither the file's folder nor the mesh's
+    sim = solvers.create(solvers.define(Path("../../models/ball.toml")), backend="numpy")
+    assert sim.params["mesh"] == str((tmp_path / "meshes" / "ball.obj").resolve())
+    assert sim.fields()["u"].shape == (sim.mesh.n_vertices,)
+    # TOML text has no folder of its own: the current one
+    with pytest.raises(ValueError, match="ball.obj.*does not exist"):
+        solvers.define(text.replace("brusselator-test", "ball-text"))
+        solvers.create("ball-text", backend="numpy")
+
+
+def test_initial_conditions_use_the_geometry_and_the_parameters():
+    src = {"model": {"name": "geo-init"}, "equations": {"u": "lap(u)", "v": "lap(v)"},
+           "parameters": {"a": 2.0},
+           "initial": {"u": "a*heaviside(x - Lx/2)*heaviside(Ly/2 - y)", "v": "nx + 1000*ny"},
+           "domain": {"kind": "rectangle", "nx": 20, "Lx": 10.0}}
+    mid = solvers.define(src)
+    for Lx, Ly, a in ((10.0, None, 2.0), (30.0, 6.0, 3.0)):
+        sim = solvers.create(mid, backend="numpy", Lx=Lx, Ly=Ly, a=a)
+        x, y = np.meshgrid(*(np.asarray(c) for c in (sim.mesh.x, sim.mesh.y)))
+        ly = Ly if Ly is not None else Lx
+        want = a * ((x >= Lx / 2) & (y <= ly / 2))
+        np.testing.assert_array_equal(sim.fields()["u"], want)
+        ny = sim.fields()["v"].shape[0]  # square cells: ny follows Ly/Lx
+        assert ny == round(20 * ly / Lx)
+        assert np.all(sim.fields()["v"] == 20 + 1000 * ny)
+    with pytest.raises(solvers.ParameterError, match=r"unknown name 'Lz'.*Lx, Ly, nx, ny"):
+        solvers.define({**src, "initial": {"u": "x/Lz"}})
 
 
 def test_checkpoints_carry_the_definition(tmp_path):

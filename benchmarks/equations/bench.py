@@ -1,0 +1,200 @@
+"""Benchmarks of model files (docs/EQUATIONS.md; issue 26's goals), through the public API only:
+
+  gs     Gray–Scott as a model file against the built-in fused `gray-scott` on the same surface
+         ("rectangle" of --vertices vertices, 1M by default), and the model file alone on an
+         nx² periodic grid (2048² by default): steps/s, float32 and float64
+  bruss  the Brusselator on an n² periodic grid (256² by default): pdestudio's steps/s on the
+         chosen backend and py-pde's (numba, explicit Euler, the same step) when it is installed
+  imex   Schnakenberg (the gallery's model file on the "rectangle" surface) and the built-in
+         chemotaxis on --imex-vertices vertices (200,000 by default) to --imex-t (200): the
+         explicit run, the IMEX run at 20× its step (capped by the IMEX bound), and the relative
+         L2 difference (mixed areas) of the IMEX run against an explicit run with half the step
+
+    python -m benchmarks.equations.bench --backend cupy              # the device rows
+    python -m benchmarks.equations.bench --backend numpy --only bruss
+    python -m benchmarks.equations.bench --quick                     # small sizes, seconds
+
+Each row prints one line; wall times include the host synchronisation of the last step.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pdestudio import solvers
+
+MODELS = Path(__file__).resolve().parents[2] / "resources" / "models"
+
+GRAY_SCOTT = {
+    "model": {"name": "bench-gray-scott"},
+    "equations": {"u": "Du*lap(u) - u*v^2 + F*(1 - u)", "v": "Dv*lap(v) + u*v^2 - (F + k)*v"},
+    "parameters": {"Du": 0.02, "Dv": 0.01, "F": 0.037, "k": 0.06},
+    "initial": {"u": "1 - 0.5*heaviside(2 - r)", "v": "0.25*heaviside(2 - r)"},
+    "domain": {"kind": "mesh", "surface": "rectangle", "vertices": 20_000,
+               "boundary": "natural"},
+}
+BRUSSELATOR = {
+    "model": {"name": "bench-brusselator"},
+    "equations": {"u": "Du*lap(u) + a - (b + 1)*u + u^2*v", "v": "Dv*lap(v) + b*u - u^2*v"},
+    "parameters": {"a": 1.0, "b": 3.0, "Du": 1.0, "Dv": 8.0},
+    "initial": {"u": "a + 0.01*noise", "v": "b/a"},
+    "domain": {"kind": "rectangle", "nx": 256, "Lx": 256.0, "boundary": "periodic"},
+}
+
+
+def _sync(sim) -> None:
+    sim.quantities()  # one device-to-host read: the queued steps are done
+
+
+REPEAT = 3  # timed repeats; the best counts (shared machines are noisy)
+
+
+def steps_per_s(sim, steps: int, warmup: int = 3) -> float:
+    sim.step(warmup)
+    _sync(sim)
+    best = float("inf")
+    for _ in range(REPEAT):
+        t0 = time.perf_counter()
+        sim.step(steps)
+        _sync(sim)
+        best = min(best, time.perf_counter() - t0)
+    return steps / best
+
+
+def row(name: str, **values) -> dict:
+    print(name.ljust(44) + "  ".join(f"{k}={_fmt(v)}" for k, v in values.items()), flush=True)
+    return {"row": name, **values}
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+# ---- (a) Gray–Scott: generated against hand-written -----------------------------------------
+def gray_scott(backend, dtypes, vertices, nx, steps) -> list[dict]:
+    out = []
+    mid = solvers.define(GRAY_SCOTT)
+    for dtype in dtypes:
+        builtin = solvers.create("gray-scott", backend=backend, dtype=dtype, vertices=vertices,
+                                 dt=0.5)
+        mine = solvers.create(mid, backend=backend, dtype=dtype, vertices=vertices, dt=0.5)
+        a, b = steps_per_s(builtin, steps), steps_per_s(mine, steps)
+        out.append(row(f"gs surface {vertices} {backend} {dtype}", builtin_steps_s=a,
+                       file_steps_s=b, ratio=b / a, kernel=mine.kernel))
+        grid = solvers.create(mid, backend=backend, dtype=dtype, kind="rectangle", nx=nx,
+                              Lx=float(nx), boundary="periodic", dt=0.5)
+        out.append(row(f"gs grid {nx}^2 {backend} {dtype}",
+                       file_steps_s=steps_per_s(grid, steps), kernel=grid.kernel))
+    return out
+
+
+# ---- (b) the Brusselator against py-pde -------------------------------------------------------
+def pypde_steps_per_s(n: int, dt: float, steps: int):
+    """py-pde's steps/s of the same system (explicit Euler, fixed dt, numba), or None."""
+    try:
+        import pde
+    except ImportError:
+        return None
+    grid = pde.CartesianGrid([[0, n], [0, n]], [n, n], periodic=True)
+    rng = np.random.default_rng(0)
+    u = pde.ScalarField(grid, 1.0 + 0.01 * rng.uniform(-1, 1, (n, n)))
+    v = pde.ScalarField(grid, 3.0)
+    eq = pde.PDE({"u": "Du*laplace(u) + a - (b + 1)*u + u**2*v",
+                  "v": "Dv*laplace(v) + b*u - u**2*v"},
+                 consts={"a": 1.0, "b": 3.0, "Du": 1.0, "Dv": 8.0})
+    state = pde.FieldCollection([u, v])
+    solver = pde.EulerSolver(eq, backend="numba", adaptive=False)
+    stepper = solver.make_stepper(state, dt=dt)  # compiles the right-hand side with numba
+    t = stepper(state, 0.0, 20.5 * dt)  # warm-up past the first calls' set-up
+    best = float("inf")
+    for _ in range(REPEAT):
+        t0 = time.perf_counter()
+        t = stepper(state, t, t + steps * dt)
+        best = min(best, time.perf_counter() - t0)
+    return steps / best
+
+
+def brusselator(backend, n, steps, peer=True) -> list[dict]:
+    mid = solvers.define(BRUSSELATOR)
+    sim = solvers.create(mid, backend=backend, nx=n, Lx=float(n))
+    ours = steps_per_s(sim, steps)
+    theirs = pypde_steps_per_s(n, sim.dt, steps) if peer else None
+    values = {"pdestudio_steps_s": ours, "dt": sim.dt}
+    if theirs is None:
+        values["py_pde"] = "not installed" if peer else "skipped"
+    else:
+        values.update(py_pde_steps_s=theirs, ratio=ours / theirs)
+    return [row(f"bruss {n}^2 {backend} float64", **values)]
+
+
+# ---- (c) IMEX against explicit ----------------------------------------------------------------
+def _rel_l2(area, a, b) -> float:
+    fa, fb = a.fields(), b.fields()
+    return max(float(np.sqrt((area * (fa[k] - fb[k]) ** 2).sum() / (area * fb[k] ** 2).sum()))
+               for k in fb if k in b.state)
+
+
+def _run(sim, t_end) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    sim.advance(t_end)
+    _sync(sim)
+    return sim.steps, time.perf_counter() - t0
+
+
+def imex(backend, vertices, t_end, factor=20.0) -> list[dict]:
+    out = []
+    schnak = solvers.define(MODELS / "schnakenberg.toml")
+    cases = (("schnakenberg", schnak, {"kind": "mesh", "surface": "rectangle",
+                                       "vertices": vertices, "boundary": "natural"}),
+             ("chemotaxis", "chemotaxis", {"vertices": vertices}))
+    for name, model, kw in cases:
+        explicit = solvers.create(model, backend=backend, **kw)
+        half = solvers.create(model, backend=backend, dt=explicit.dt / 2, **kw)
+        probe = solvers.create(model, backend=backend, integrator="imex",
+                               dt=explicit.dt, **kw)
+        dt = min(factor * explicit.dt, 0.999 * probe.dt_max)
+        implicit = solvers.create(model, backend=backend, integrator="imex", dt=dt, **kw)
+        n_exp, w_exp = _run(explicit, t_end)
+        n_imx, w_imx = _run(implicit, t_end)
+        _run(half, t_end)
+        area = np.asarray(explicit.mesh.mixed_areas)
+        out.append(row(f"imex {name} {vertices} {backend} t={t_end:g}", explicit_steps=n_exp,
+                       imex_steps=n_imx, step_ratio=n_exp / n_imx, explicit_s=w_exp,
+                       imex_s=w_imx, wall_ratio=w_exp / w_imx,
+                       rel_l2_vs_half_step=_rel_l2(area, implicit, half)))
+    return out
+
+
+def main(argv=None) -> list[dict]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--only", choices=("gs", "bruss", "imex"), action="append")
+    ap.add_argument("--quick", action="store_true", help="small sizes (seconds on a CPU)")
+    ap.add_argument("--vertices", type=int, default=1_000_000)
+    ap.add_argument("--nx", type=int, default=2048)
+    ap.add_argument("--bruss-n", type=int, default=256)
+    ap.add_argument("--imex-vertices", type=int, default=200_000)
+    ap.add_argument("--imex-t", type=float, default=200.0)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--no-py-pde", action="store_true", help="skip the py-pde row's peer")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.vertices, a.nx, a.bruss_n, a.imex_vertices, a.imex_t, a.steps = (
+            1500, 48, 32, 800, 4.0, 20)
+    only = set(a.only or ("gs", "bruss", "imex"))
+    out = []
+    if "gs" in only:
+        out += gray_scott(a.backend, ("float32", "float64"), a.vertices, a.nx, a.steps)
+    if "bruss" in only:
+        out += brusselator(a.backend, a.bruss_n, a.steps, peer=not a.no_py_pde)
+    if "imex" in only:
+        out += imex(a.backend, a.imex_vertices, a.imex_t)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

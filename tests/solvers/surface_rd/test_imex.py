@@ -1,0 +1,103 @@
+"""integrator=imex of the built-in surface models (solvers/surface_rd/imex.py): it converges to the
+explicit run (an explicit run with half the explicit step is the reference, compared in the
+area-weighted L2 norm once the pattern shows), with far fewer steps where the mesh resolves the
+pattern finely; its step is refused above the IMEX bound; on the GPU (array path) it equals NumPy."""
+import numpy as np
+import pytest
+
+from pdestudio import solvers
+
+
+def _rel_l2(sim, a, b):
+    A = np.asarray(sim.mesh.mixed_areas)
+    return max(float(np.sqrt((A * (a.fields()[k] - b.fields()[k]) ** 2).sum()
+                             / (A * b.fields()[k] ** 2).sum())) for k in b.state)
+
+
+@pytest.mark.slow
+def test_chemotaxis_imex_matches_explicit_with_twenty_times_fewer_steps():
+    # s = 0.05: the pattern's wavelength 3.8/√s ≈ 17 is ≈ 30 edges of the 2000-vertex rectangle,
+    # so the implicit diffusion can take 21 explicit steps at once and still resolve it
+    kw = dict(backend="numpy", vertices=2000, s=0.05)
+    explicit = solvers.create("chemotaxis", **kw)
+    half = solvers.create("chemotaxis", dt=explicit.dt / 2, **kw)
+    imex = solvers.create("chemotaxis", integrator="imex", dt=21 * explicit.dt, **kw)
+    assert type(imex.scheme).__name__ == "ChemotaxisImex"
+    for sim in (half, imex):
+        sim.advance(600.0)
+    cells = half.fields()["cells"]
+    assert cells.max() - cells.min() > 0.05  # the pattern has grown from the 1 % noise
+    assert _rel_l2(half, imex, half) < 0.01
+    assert half.steps / 2 >= 20 * imex.steps
+    assert imex.fields()["cells"].min() >= 0
+
+
+def test_gray_scott_imex_converges_to_first_order():
+    kw = dict(backend="numpy", vertices=3000)
+    ref = solvers.create("gray-scott", **kw)
+    ref = solvers.create("gray-scott", dt=ref.dt / 2, **kw)
+    default = solvers.create("gray-scott", integrator="imex", **kw)
+    assert default.dt == pytest.approx(0.5 * 2 / (3 + 0.037 + 0.06))  # half the IMEX bound
+    errors = []
+    for dt in (0.25, 0.125):
+        sim = solvers.create("gray-scott", integrator="imex", dt=dt, **kw)
+        sim.advance(50.0)
+        errors.append(sim)
+    ref.advance(50.0)
+    e = [_rel_l2(ref, s, ref) for s in errors]
+    assert e[0] < 0.01 and e[0] / e[1] > 1.7, e  # first order (the reference's own error aside)
+
+
+@pytest.mark.parametrize("model, extra", [("chemotaxis", {"scheme": "paper"}),
+                                          ("gray-scott", {"Du": 1.0, "Dv": 0.5})])
+def test_imex_step_is_refused_above_its_bound(model, extra):
+    sim = solvers.create(model, backend="numpy", vertices=500, integrator="imex", **extra)
+    explicit = solvers.create(model, backend="numpy", vertices=500, **extra)
+    assert sim.dt_max > 3 * explicit.dt_max  # the diffusion no longer limits the step
+    with pytest.raises(solvers.ParameterError, match="above the IMEX stability bound.*allowed"):
+        solvers.create(model, backend="numpy", vertices=500, integrator="imex",
+                       dt=1.01 * sim.dt_max, **extra)
+    sim.step(20)
+    assert all(np.isfinite(v).all() for v in sim.fields().values())
+
+
+def test_chemotaxis_imex_linear_bound_is_sharp():
+    """Just above the IMEX bound a decaying mode of the linearisation grows, just below none."""
+    from pdestudio.solvers.surface_rd.imex import linear_imex_bound
+    p = {"D": 0.25, "alpha": 13.0, "s": 1.0, "r": 1.522, "N": 1.0}
+    lam_max = 400.0
+    dt = linear_imex_bound(p, lam_max)
+    lam = np.linspace(0, lam_max, 4001)
+    from pdestudio.solvers.surface_rd.reference import chemotaxis_jacobian
+    J = chemotaxis_jacobian(p, lam)
+    decays = np.linalg.eigvals(J).real.max(axis=1) < 0
+
+    def radius(h):
+        Je = J.copy()
+        Je[:, 0, 0] += p["D"] * lam
+        Je[:, 1, 1] += lam
+        G = np.eye(2) + h * Je
+        G[:, 0] /= (1 + h * p["D"] * lam)[:, None]
+        G[:, 1] /= (1 + h * lam)[:, None]
+        return np.abs(np.linalg.eigvals(G)).max(axis=1)[decays].max()
+
+    assert 0.5 < dt < 10
+    assert radius(0.99 * dt) <= 1 + 1e-9 < radius(1.05 * dt)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("model, extra", [("chemotaxis", {}), ("chemotaxis", {"scheme": "paper"}),
+                                          ("gray-scott", {})])
+def test_imex_on_the_gpu_matches_numpy(model, extra):
+    kw = dict(vertices=3000, integrator="imex", **extra)
+    ref = solvers.create(model, backend="numpy", **kw)
+    gpu = solvers.create(model, backend="cupy", **kw)
+    rng = np.random.default_rng(4)
+    for k in ref.state:
+        v = ref.fields()[k] * (1 + 0.1 * rng.uniform(-1, 1, ref.field_shape(k)))
+        ref.set_field(k, v)
+        gpu.set_field(k, v)
+    ref.step(50)
+    gpu.step(50)
+    assert gpu.t == pytest.approx(ref.t, rel=1e-12)
+    assert _rel_l2(ref, gpu, ref) < 1e-8  # CG to rtol 1e-10 on both
