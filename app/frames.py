@@ -58,6 +58,15 @@ class FramePacer:
         """Stepping time per frame: the longer of AUTO_FRAME_S and the interval the cap leaves."""
         return max(AUTO_FRAME_S, 1.0 / self.fps)
 
+    CALL_MAX_S = 0.1  # the longest call into the solver (commands wait for it to end)
+
+    @property
+    def call_s(self) -> float:
+        """How long one call into the solver should last: the frame's stepping time, at most
+        CALL_MAX_S. Each call ends in a host wait (its checks) that leaves the GPU idle a while,
+        so fewer, longer calls keep more of the solver's speed."""
+        return min(self.frame_s, self.CALL_MAX_S)
+
     def describe(self) -> str:
         if self.mode == "smooth":
             return f"smooth (up to {MAX_FPS:.0f} frames/s)"

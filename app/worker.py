@@ -24,7 +24,7 @@ from PySide6.QtCore import QThread, Signal
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
-from .frames import AUTO_FRAME_S, Frame, FramePacer, Mailbox, SimInfo
+from .frames import Frame, FramePacer, Mailbox, SimInfo
 from .transfer import make_copier
 from .views import interop
 
@@ -280,7 +280,7 @@ class SolverWorker(QThread):
             wall = sim.stats["wall_s"]
             kernel += sim.stats["kernel_s"]
             done += k
-            limit = AUTO_FRAME_S if auto else CHUNK_S  # (a call's length: commands wait)
+            limit = self.pacer.call_s if auto else CHUNK_S  # (a call's length: commands wait)
             if wall < 0.5 * limit:
                 self._chunk = min(self._chunk * 2, 1 << 20)
             elif wall > 2 * limit and self._chunk > 1:

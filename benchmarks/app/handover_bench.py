@@ -192,9 +192,9 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
             sim.step(chunk)
             steps += chunk
             wall = time.perf_counter() - s0
-            if wall < 0.5 * AUTO_FRAME_S:
+            if wall < 0.5 * pacer.call_s:
                 chunk = min(2 * chunk, 1 << 20)
-            elif wall > 2 * AUTO_FRAME_S and chunk > 1:
+            elif wall > 2 * pacer.call_s and chunk > 1:
                 chunk //= 2
         done = copier.poll()
         if done is not None:

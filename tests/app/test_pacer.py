@@ -20,6 +20,7 @@ def test_fast_solver_caps_frames_to_a_tenth_of_the_time():
         p.drawn(0.02)          # 20 ms a frame: 5 frames/s keep drawing at 10 %
     assert p.fps == pytest.approx(5.0, rel=1e-3)
     assert p.frame_s == pytest.approx(0.2, rel=1e-3)  # the solver steps the whole interval
+    assert p.call_s == FramePacer.CALL_MAX_S  # in calls of at most 0.1 s (commands wait)
     for _ in range(50):
         p.drawn(0.0005)        # a cheap screen: the cap rises, at most MAX_FPS
     assert p.fps == MAX_FPS
