@@ -206,3 +206,29 @@ def frozen(d: dict) -> Mapping[str, Any]:
 
 
 __all__ = ["short_repr", "short_path", "Param", "Scenario", "KERNEL", "SEED", "CFL", "validate_all", "frozen"]
+
+
+def ensemble_members(cls, members, scenario, common: dict, shared: str) -> list:
+    """The validated, frozen parameters of each member of an ensemble of the model `cls`: a list
+    of dicts whose keys lie in `cls.ensemble_params` (what members may vary; `shared` names what
+    they share, for the message), each merged over `common`."""
+    members = list(members)
+    if not members:
+        raise ParameterError(f"{cls.model}: an ensemble needs at least one member")
+    allowed = cls.ensemble_params
+    for i, m in enumerate(members):
+        if not isinstance(m, dict):
+            raise ParameterError(f"{cls.model}: ensemble member {i} must be a dict of "
+                                 f"parameters, not {type(m).__name__}")
+        for k in m:
+            if k not in allowed:
+                raise ParameterError(
+                    f"{cls.model}: parameter '{k}' cannot differ between ensemble members "
+                    f"(they share {shared}); per-member parameters: " + ", ".join(allowed))
+    name = cls.scenario(scenario).name
+    out = []
+    for m in members:
+        p = validate_all(cls.schema(name), {**common, **m}, cls.model)
+        cls._check_params(p)
+        out.append(frozen(p))
+    return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ParameterError, SimulationDiverged
-from ..core.params import frozen, validate_all
+from ..core.params import ensemble_members
 from . import scenarios
 from .reference import Evaluator
 
@@ -26,25 +26,8 @@ class EquationEnsemble:
     def __init__(self, cls, members, *, backend="auto", dtype="float64", scenario=None,
                  **common):
         members = list(members)
-        if not members:
-            raise ParameterError(f"{cls.model}: an ensemble needs at least one member")
-        allowed = cls.ensemble_params
-        for i, m in enumerate(members):
-            if not isinstance(m, dict):
-                raise ParameterError(f"{cls.model}: ensemble member {i} must be a dict of "
-                                     f"parameters, not {type(m).__name__}")
-            for k in m:
-                if k not in allowed:
-                    raise ParameterError(
-                        f"{cls.model}: parameter '{k}' cannot differ between ensemble members "
-                        "(they share the geometry and the scheme); per-member parameters: "
-                        + ", ".join(allowed))
-        sc = cls.scenario(scenario)
-        self.params = []
-        for m in members:
-            p = validate_all(cls.schema(sc.name), {**common, **m}, cls.model)
-            cls._check_params(p)
-            self.params.append(frozen(p))
+        self.params = ensemble_members(cls, members, scenario, common,
+                                       "the geometry and the scheme")
         self.model = cls.model
         self.sim = sim = cls(backend=backend, dtype=dtype, scenario=scenario,
                              **{**common, **members[0]})

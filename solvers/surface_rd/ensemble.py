@@ -28,7 +28,7 @@ import numpy as np
 
 from ..core import clock
 from ..core.errors import ParameterError, SimulationDiverged
-from ..core.params import frozen, validate_all
+from ..core.params import ensemble_members
 from .model import choose_dt
 
 CHECK = 64  # steps between two finiteness checks (one host synchronisation)
@@ -38,25 +38,8 @@ class SurfaceEnsemble:
     def __init__(self, cls, members, *, backend="auto", dtype="float64", scenario=None,
                  **common):
         members = list(members)
-        if not members:
-            raise ParameterError(f"{cls.model}: an ensemble needs at least one member")
-        allowed = cls.ensemble_params
-        for i, m in enumerate(members):
-            if not isinstance(m, dict):
-                raise ParameterError(f"{cls.model}: ensemble member {i} must be a dict of "
-                                     f"parameters, not {type(m).__name__}")
-            for k in m:
-                if k not in allowed:
-                    raise ParameterError(
-                        f"{cls.model}: parameter '{k}' cannot differ between ensemble members "
-                        "(they share the mesh and the scheme); per-member parameters: "
-                        + ", ".join(allowed))
-        sc = cls.scenario(scenario)
-        self.params = []
-        for m in members:
-            p = validate_all(cls.schema(sc.name), {**common, **m}, cls.model)
-            cls._check_params(p)
-            self.params.append(frozen(p))
+        self.params = ensemble_members(cls, members, scenario, common,
+                                       "the mesh and the scheme")
         self.model = cls.model
         self.sim = sim = cls(backend=backend, dtype=dtype, scenario=scenario, **common,
                              **members[0])
