@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.scheme import SchemeBase
 from .codegen import Generator
-from .reference import TABLEAUS, THETA
+from .reference import TABLEAUS, THETA, combine_stage
 
 TEMPLATE = Path(__file__).resolve().parent / "kernels" / "equations.cu"
 MARKER = "// @GENERATED@"
@@ -171,7 +171,7 @@ class FusedEquations(SchemeBase):
 
     def _combined_step(self, t, dt, stages, U):
         """Rates kernel + device combination (positive-flux models; reference.py's order)."""
-        sim, real = self.sim, self.sim.real
+        sim = self.sim
         Y, acc = U, None
         for i, (c, a0, a1, a2, a3, b) in enumerate(stages):
             k, lam = self.rates(Y, t + c * dt)
@@ -180,18 +180,7 @@ class FusedEquations(SchemeBase):
                     return float("nan")
                 if lam > 0:
                     dt = min(dt, THETA / lam)
-            nxt = {}
-            for s in sim.species:
-                v = U[s] if a0 == 1.0 else real(a0) * U[s]
-                if a1:
-                    v = v + real(a1) * Y[s]
-                v = v + real(a2 * dt) * k[s]
-                if a3:
-                    v = v + real(a3) * acc[s]
-                nxt[s] = v
-            if b:
-                acc = {s: (0 if acc is None else acc[s]) + real(b * dt) * k[s]
-                       for s in sim.species}
+            nxt, acc = combine_stage(sim, U, Y, k, acc, (a0, a1, a2, a3, b), dt)
             # every stage's Dirichlet nodes at the stage's time, as reference.py pins them
             self.pinner.pin(nxt, t + (stages[i + 1][0] if i + 1 < len(stages) else 1.0) * dt)
             Y = nxt

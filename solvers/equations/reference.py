@@ -39,6 +39,25 @@ def _is_array(a) -> bool:
     return hasattr(a, "shape") and getattr(a, "ndim", 0) > 0
 
 
+
+def combine_stage(sim, U, Y, k, acc, coeffs, dt):
+    """One stage of the tableau (module docstring): out = a0·U + a1·Y + a2·dt·k + a3·acc and
+    acc += b·dt·k, species by species in the real type; (out, acc)."""
+    a0, a1, a2, a3, b = coeffs
+    real = sim.real
+    nxt = {}
+    for s in sim.species:
+        v = U[s] if a0 == 1.0 else real(a0) * U[s]
+        if a1:
+            v = v + real(a1) * Y[s]
+        v = v + real(a2 * dt) * k[s]
+        if a3:
+            v = v + real(a3) * acc[s]
+        nxt[s] = v
+    if b:
+        acc = {s: (0 if acc is None else acc[s]) + real(b * dt) * k[s] for s in sim.species}
+    return nxt, acc
+
 class Evaluator:
     """Evaluates operator-free trees over `xp` arrays of real type `dtype`; Python floats stay
     floats (weak scalars: a float32 field stays float32)."""
@@ -190,19 +209,7 @@ class ExplicitReference(SchemeBase):
                     return float("nan")
                 if lam > 0:
                     dt = min(dt, THETA / lam)
-            real = sim.real
-            nxt = {}
-            for s in sim.species:
-                v = U[s] if a0 == 1.0 else real(a0) * U[s]
-                if a1:
-                    v = v + real(a1) * Y[s]
-                v = v + real(a2 * dt) * k[s]
-                if a3:
-                    v = v + real(a3) * acc[s]
-                nxt[s] = v
-            if b:
-                acc = {s: (0 if acc is None else acc[s]) + real(b * dt) * k[s]
-                       for s in sim.species}
+            nxt, acc = combine_stage(sim, U, Y, k, acc, (a0, a1, a2, a3, b), dt)
             t_out = t + (stages[i + 1][0] if i + 1 < len(stages) else 1.0) * dt
             self.pin(nxt, t_out)
             Y = nxt
