@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import AUTO_FRAME_S, SWITCH_INTERVAL, FramePacer, Mailbox, SimInfo
+from pdestudio.app.frames import SWITCH_INTERVAL, FramePacer, Mailbox, SimInfo
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
