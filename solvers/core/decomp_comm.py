@@ -21,6 +21,8 @@ lead runs benchmarks/distributed/scaling.py on one to validate it.
 """
 from __future__ import annotations
 
+import abc
+
 import os
 
 import numpy as np
@@ -61,34 +63,41 @@ def _host(a):
     return a.get() if hasattr(a, "get") else np.ascontiguousarray(a)
 
 
-class Communicator:
-    """The interface (see the module docstring); `halo_s` sums the seconds spent in exchange."""
+class Communicator(abc.ABC):
+    """The interface (see the module docstring); `halo_s` sums the seconds spent in exchange.
+    SelfComm, MPIComm and NCCLComm implement it."""
 
     rank = 0
     size = 1
     name = "?"
     halo_s = 0.0
 
+    @abc.abstractmethod
     def exchange(self, send_lo, send_hi, lo, hi):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def allreduce_min(self, x: float) -> float:
-        raise NotImplementedError
+        ...
 
     def allreduce_max(self, x: float) -> float:
         return -self.allreduce_min(-x)
 
+    @abc.abstractmethod
     def allgather(self, obj) -> list:
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def bcast(self, obj, root: int = 0):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def gather_rows(self, a, root: int = 0):
-        raise NotImplementedError
+        ...
 
+    @abc.abstractmethod
     def scatter_rows(self, a, counts, root: int = 0):
-        raise NotImplementedError
+        ...
 
     def barrier(self) -> None:
         pass
