@@ -15,12 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.errors import ParameterError, SimulationDiverged
+from ..core.ensemble import EnsembleBase
 from ..core.params import ensemble_members
 from . import scenarios
 from .reference import Evaluator
 
 
-class EquationEnsemble:
+class EquationEnsemble(EnsembleBase):
     batched = False  # the members advance one after another (module docstring)
 
     def __init__(self, cls, members, *, backend="auto", dtype="float64", scenario=None,
@@ -54,20 +55,6 @@ class EquationEnsemble:
     @property
     def dt(self) -> np.ndarray:
         return np.array([d for d, _ in self._dt])
-
-    def step(self, n: int = 1) -> None:
-        """n more steps of every member that has not diverged."""
-        if not (isinstance(n, (int, np.integer)) and n >= 0):
-            raise ParameterError(f"{self.model}: ensemble step count {n!r}; allowed: int >= 0")
-        self._run(int(n), None)
-
-    def advance(self, t_end: float) -> None:
-        """Every member that has not diverged to t == t_end exactly (the landing rule)."""
-        t_end = float(t_end)
-        if not np.isfinite(t_end) or (self.size and t_end < self.t.min()):
-            raise ParameterError(f"{self.model}: ensemble end time {t_end}; allowed: finite, "
-                                 f">= every member's time (min {self.t.min():g})")
-        self._run(None, t_end)
 
     def _run(self, n, t_end):
         for m in range(self.size):

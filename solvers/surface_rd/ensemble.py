@@ -28,13 +28,14 @@ import numpy as np
 
 from ..core import clock
 from ..core.errors import ParameterError, SimulationDiverged
+from ..core.ensemble import EnsembleBase
 from ..core.params import ensemble_members
 from .model import choose_dt
 
 CHECK = 64  # steps between two finiteness checks (one host synchronisation)
 
 
-class SurfaceEnsemble:
+class SurfaceEnsemble(EnsembleBase):
     def __init__(self, cls, members, *, backend="auto", dtype="float64", scenario=None,
                  **common):
         members = list(members)
@@ -66,20 +67,6 @@ class SurfaceEnsemble:
         self.batched = self._batch is not None
 
     # ---- stepping -----------------------------------------------------------------------
-    def step(self, n: int = 1) -> None:
-        """n more steps of every member that has not diverged."""
-        if not (isinstance(n, (int, np.integer)) and n >= 0):
-            raise ParameterError(f"{self.model}: ensemble step count {n!r}; allowed: int >= 0")
-        self._run(int(n), None)
-
-    def advance(self, t_end: float) -> None:
-        """Every member that has not diverged to t == t_end exactly (the landing rule)."""
-        t_end = float(t_end)
-        if not np.isfinite(t_end) or (self.size and t_end < self.t.min()):
-            raise ParameterError(f"{self.model}: ensemble end time {t_end}; allowed: finite, "
-                                 f">= every member's time (min {self.t.min():g})")
-        self._run(None, t_end)
-
     def _run(self, n, t_end):
         if self._batch is None:
             for m in range(self.size):
