@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core.device_clock import GraphCache
 from ..core.scheme import SchemeBase
 from .codegen import Generator
 from .reference import TABLEAUS, THETA, combine_stage
@@ -28,6 +29,7 @@ from .reference import TABLEAUS, THETA, combine_stage
 TEMPLATE = Path(__file__).resolve().parent / "kernels" / "equations.cu"
 MARKER = "// @GENERATED@"
 BLOCK = 256
+GRAPH_STEPS = 64  # steps of one CUDA graph (even: the buffer sets come back to their roles)
 
 
 def kernel_source(sim) -> str:
@@ -113,6 +115,16 @@ class FusedEquations(SchemeBase):
         self.acc = {s: cp.empty_like(sim.state[s]) for s in sim.species}
         self.lam = cp.zeros(1, dtype=real)
         self.imex = None
+        # batched runs replay CUDA graphs of GRAPH_STEPS fixed steps (`run`) where a step's
+        # launches are the same every step: explicit stages without a positive flux (no
+        # adaptive step) and a generated source that never reads the time (the graph holds the
+        # launch arguments of its capture; the parameters are read from P on the device, so a
+        # live change needs no new graph)
+        self.graphs = (kernels is None and not sim.transports
+                       and sim.params["integrator"] != "imex" and time_free(sim))
+        if self.graphs:
+            sim.check_interval = 4 * GRAPH_STEPS
+            self.run = self._run_graphs
         if sim.params["integrator"] == "imex":
             from .imex import ImexReference
             self.imex = ImexReference(sim)
@@ -158,6 +170,56 @@ class FusedEquations(SchemeBase):
             Y = out
         self._install(Y, U)
         return dt
+
+    def _run_graphs(self, count, t, t_end):
+        """`run` where graphs replay (see __init__; the other schemes have no `run`, and the
+        simulation steps them one by one): up to `count` fixed steps from t without passing
+        t_end, groups of GRAPH_STEPS whole steps replayed as CUDA graphs (core's GraphCache),
+        the rest and the shortened last step launched one by one (core/clock.py), exactly as
+        step-by-step stepping."""
+        from ..core import clock
+        dt = self.sim.dt
+        k = clock.full_steps(t, dt, count, t_end)
+        done = 0
+        stream = self.cp.cuda.get_current_stream()
+        while k - done >= GRAPH_STEPS:
+            graph = self._graph(dt)
+            if graph is None:
+                break
+            graph.launch(stream)
+            done += GRAPH_STEPS
+        for _ in range(k - done):
+            self.step(t, None)
+        for _ in range(k):
+            t += dt
+        if k < count and not clock.landed(t, t_end):
+            last = min(dt, clock.limit(t, t_end))
+            self.step(t, last)
+            t = clock.after_step(t, last, t_end)
+            k += 1
+        return k, t
+
+    _graphs = None
+
+    def _graph(self, dt: float):
+        """The CUDA graph of GRAPH_STEPS steps of dt from the current buffers (None where
+        capture failed: the caller launches the steps)."""
+        if self._graphs is None:
+            self._graphs = GraphCache(self.cp, GRAPH_STEPS)
+        sim = self.sim
+        ptrs = lambda d: tuple(int(d[s].data.ptr) for s in sim.species)  # noqa: E731
+        key = (ptrs(sim.state), ptrs(self.buffers[0]), ptrs(self.buffers[1]), float(dt))
+        saved = (dict(sim.state), [dict(b) for b in self.buffers])
+
+        def queue(n):
+            for _ in range(n):
+                self.step(0.0, None)
+
+        def restore():
+            sim.state.update(saved[0])
+            self.buffers[:] = saved[1]
+
+        return self._graphs.get(key, queue, restore)
 
     def _install(self, Y, U):
         sim = self.sim
@@ -219,6 +281,21 @@ class FusedImexRates:
                 c = self.base.ev(term.coef, env)
                 k[s] = k[s] - c * ops.lap(Y[s], s, env, self.base.ev)
         return k, lam
+
+
+def time_free(sim) -> bool:
+    """Whether no expression of the model (equations, algebraic species, boundary values) reads
+    the time t: then a step's launches do not depend on t, and CUDA graphs of steps replay from
+    any t."""
+    def reads_t(node) -> bool:
+        if isinstance(node, tuple):
+            return node == ("var", "t") or any(reads_t(c) for c in node)
+        return False
+
+    d = sim.definition
+    trees = list(d.equations.values()) + list(d.algebraic.values())
+    trees += [side.value for s in sim.species for side in sim.sides[s].values()]
+    return not any(reads_t(tree) for tree in trees)
 
 
 def fused_scheme(sim):

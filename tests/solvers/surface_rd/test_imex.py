@@ -93,8 +93,11 @@ def test_imex_on_the_gpu_matches_numpy(model, extra):
     ref = solvers.create(model, backend="numpy", **kw)
     gpu = solvers.create(model, backend="cupy", **kw)
     rng = np.random.default_rng(4)
+    # scheme=paper is not positivity-preserving: a 10 % perturbation drives the cells negative
+    # in the first step (the bounds check stops the run), 1 % keeps them positive for 50 steps
+    amp = 0.01 if extra.get("scheme") == "paper" else 0.1
     for k in ref.state:
-        v = ref.fields()[k] * (1 + 0.1 * rng.uniform(-1, 1, ref.field_shape(k)))
+        v = ref.fields()[k] * (1 + amp * rng.uniform(-1, 1, ref.field_shape(k)))
         ref.set_field(k, v)
         gpu.set_field(k, v)
     ref.step(50)
