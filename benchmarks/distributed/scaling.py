@@ -39,9 +39,9 @@ def sync(sim) -> None:
 
 def measure(comm, args, nx, ny, plain=False) -> dict:
     kw = dict(backend=args.backend, dtype=args.dtype, order=args.order, nx=nx, ny=ny)
+    if args.backend == "cupy":
+        kw["kernel"] = args.kernel
     if plain:
-        kw["kernel"] = "array" if args.backend == "cupy" else None
-        kw = {k: v for k, v in kw.items() if v is not None}
         sim = solvers.create("shallow-water", **kw)
     else:
         sim = solvers.create("shallow-water", comm=comm, **kw)
@@ -115,6 +115,8 @@ def main(argv=None) -> int:
     p.add_argument("--backend", default="cupy", choices=("cupy", "numpy"))
     p.add_argument("--dtype", default="float32", choices=solvers.DTYPES)
     p.add_argument("--order", type=int, default=1, choices=(1, 3))
+    p.add_argument("--kernel", default="fused", choices=("fused", "array"),
+                   help="on the GPU: the fused strip kernels (order 1) or the array path")
     p.add_argument("--strong", type=int, nargs="*", default=[], metavar="N")
     p.add_argument("--weak", type=int, nargs="*", default=[], metavar="n")
     p.add_argument("--steps", type=int, default=100)

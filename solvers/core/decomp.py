@@ -57,12 +57,16 @@ class GridSplit:
     refuse(params) -> str|None  why these parameters cannot run decomposed (None: they can)
     findings                    attributes the model's `_first_nonfinite` sets that hold a flat
                                 cell index of a state array (moved to the rank that found it)
+    fused(sim) -> scheme|str    on the GPU: the model's fused scheme of a strip (it exchanges
+                                its own halos on the device), or why not (a string: the
+                                reference scheme runs, on the array path); None: no such scheme
     """
 
     shape: Callable[[Mapping[str, Any]], tuple[int, int]]
     halo: Callable[[Mapping[str, Any]], int]
     refuse: Callable[[Mapping[str, Any]], str | None] = lambda p: None
     findings: tuple[str, ...] = ()
+    fused: Callable[[Any], Any] | None = None
 
 
 class _Whole:
@@ -182,22 +186,33 @@ class _Distributed:
             if a.shape[0] == ny and self.domain.r1 - self.domain.r0 != ny:
                 self.state[k] = a[self.domain.rows].copy()
 
+    _why_array = "the model has no fused scheme for strips"
+
     def _make_scheme(self):
-        """The reference (xp) scheme: the fused CUDA kernels do not take halos yet."""
+        """On the GPU the model's fused strip scheme where it declares one and it can run these
+        parameters (GridSplit.fused), else the reference (xp) scheme: NumPy or the array path."""
+        make = self.decomposition.fused
+        if self._be.is_gpu and make is not None and self.params.get("kernel") != "array":
+            got = make(self)
+            if not isinstance(got, str):
+                return got
+            self._why_array = got
         return self.schemes.entry(self.params).reference(self)
 
     @property
     def kernel(self) -> str:
-        return "array" if self._be.is_gpu else "numpy"
+        if not self._be.is_gpu:
+            return "numpy"
+        return "array" if self.scheme is None or isinstance(self.scheme, self.schemes.entry(self.params).reference) \
+            else "fused"
 
     def notes(self):
         d = self.domain
         out = [f"decomposed over {d.comm.size} ranks: strips of {min(d.counts)}–{max(d.counts)} "
                f"rows of {d.nx} cells, halos of {d.halo} row{'s' if d.halo > 1 else ''} "
                f"through {d.comm.name}"]
-        if self._be.is_gpu:
-            out.append("distributed on the GPU uses the array path (the fused kernels do not "
-                       "take halos yet)")
+        if self._be.is_gpu and self.kernel == "array":
+            out.append(f"distributed on the GPU: the array path ({self._why_array})")
         return out + list(super().notes())
 
     # ---- checks agree on every rank --------------------------------------------------------

@@ -314,7 +314,8 @@ class ShallowWater(_ShallowWaterBase):
         halo=lambda p: 1 if p["order"] == 1 and not p.get("shock_fix") else 2,  # (the cure's
         # sensor reads a second row)
         refuse=lambda p: None if p["geometry"] == "grid" else
-        "geometry=triangles is not decomposed; allowed: geometry=grid", findings=("_why",))
+        "geometry=triangles is not decomposed; allowed: geometry=grid", findings=("_why",),
+        fused=lambda sim: _strip_scheme(sim))
 
     def __init__(self, *, backend="auto", dtype="float64", scenario=None, **params):
         if params.get("geometry") is None and params.get("mesh") is not None:
@@ -384,6 +385,13 @@ class ShallowWater(_ShallowWaterBase):
     # on the GPU the triangles' fused scheme holds its edge tables and batch buffers besides:
     # 1,832 bytes a cell measured (8,000-cell bump dam break, H100), with a margin
     device_memory_per_cell = {"grid": 576, "triangles": 2200}
+
+
+def _strip_scheme(sim):
+    """The fused first-order scheme of a decomposed run's strip, or why not (grid/fused_halo)."""
+    from .grid.fused_halo import GridFusedHalo, usable
+    why = usable(sim)
+    return why if why is not None else GridFusedHalo(sim)
 
 
 @register

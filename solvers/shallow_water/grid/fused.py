@@ -62,14 +62,14 @@ class GridFused(SchemeBase):
         super().__init__(sim)
         dtype, order = sim.dtype, sim.params["order"]
         self.real = np.dtype(dtype).type
-        self.ny, self.nx = sim.mesh.shape
+        self.ny, self.nx = sim.state["h"].shape  # (a decomposed run's strip: its rows)
         self.g, self.dx, self.dy, self.order = sim.params["g"], sim.dx, sim.dy, order
         opts = ("--use_fast_math",) if dtype == "float32" else ()
         opts += tuple(f"-D{k}={int(v)}" for k, v in sorted((tuning or {}).items()))
         self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3",
                                                "sw_sensor"], options=opts, include_dirs=(RIEMANN,))
         self.fix = bool(sim.params.get("shock_fix", False))
-        self.S = cp.zeros(sim.mesh.shape, dtype=dtype)  # the cells' shock sensors
+        self.S = cp.zeros((self.ny, self.nx), dtype=dtype)  # the cells' shock sensors
         self.variant = variant if order == 1 else "stages"
         self.bits = np.uint32 if dtype == "float32" else np.uint64
         self.slots = cp.zeros(3, dtype=self.bits)

@@ -44,8 +44,8 @@ def mpirun(n: int, *args, timeout=240, gpu=False, **env_more) -> subprocess.Comp
 needs_mpi = pytest.mark.skipif(mpi_missing() is not None, reason=str(mpi_missing()))
 
 
-def one_process(order, dtype, backend="numpy"):
-    kw = {"kernel": "array"} if backend == "cupy" else {}
+def one_process(order, dtype, backend="numpy", kernel="array"):
+    kw = {"kernel": kernel} if backend == "cupy" else {}
     sim = solvers.create("shallow-water", backend=backend, dtype=dtype, order=order, **run.SIZE,
                          **kw)
     hu, hv = run.perturbed(None, (run.SIZE["ny"], run.SIZE["nx"]), 7)
@@ -94,8 +94,9 @@ def gpus() -> int:
 @pytest.mark.parametrize("halos", ["nccl", "mpi"])
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_decomposed_on_gpus_equals_one_gpu(ranks, halos, tmp_path):
-    """One GPU per rank (the array path), halos through NCCL or staged through MPI: equal bit
-    for bit to the one-GPU array path."""
+    """One GPU per rank, halos through NCCL or staged through MPI: equal bit for bit to one GPU.
+    With NCCL, order 1 runs the fused strip kernels (grid/fused_halo.py) and is compared with
+    the one-GPU fused scheme; order 3 and the MPI halos run the array path, compared with it."""
     if gpus() < ranks:
         pytest.skip(f"needs {ranks} GPUs, this machine has {gpus()}")
     p = mpirun(ranks, sys.executable, str(SCRIPT), str(tmp_path), "cupy", gpu=True,
@@ -103,7 +104,8 @@ def test_decomposed_on_gpus_equals_one_gpu(ranks, halos, tmp_path):
     assert p.returncode == 0, p.stderr[-3000:]
     refs = {}
     for order, dtype in run.CASES:
-        sim = one_process(order, dtype, "cupy")
+        fused = halos == "nccl" and order == 1
+        sim = one_process(order, dtype, "cupy", kernel="fused" if fused else "array")
         sim.advance(run.T2)
         refs[order, dtype] = sim
     check(tmp_path, ranks, refs)

@@ -51,17 +51,38 @@ SWD int mirror(int i, int n)
     return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
+// Decomposed runs (grid/fused_halo.py, docs/DISTRIBUTED.md): a rank's strip of rows whose south
+// (SW_HALO_S) or north (SW_HALO_N) edge is not a wall but a neighbour's rows. The arrays then hold
+// SW_HALO_ROWS rows of the neighbour's state beyond that edge (rows -3..-1, ny..ny + 2), read as
+// they are: no mirror, no reversal. A one-process run compiles both as 0 (walls everywhere).
+#ifndef SW_HALO_S
+#define SW_HALO_S 0
+#endif
+#ifndef SW_HALO_N
+#define SW_HALO_N 0
+#endif
+// the row index of row j in memory, and whether row j is a wall ghost (q.n reversed)
+SWD int row_of(int j, int ny)
+{
+    if ((SW_HALO_S && j < 0) || (SW_HALO_N && j >= ny)) return j;
+    return mirror(j, ny);
+}
+SWD bool wall_ghost_row(int j, int ny)
+{
+    return (!SW_HALO_S && j < 0) || (!SW_HALO_N && j >= ny);
+}
+
 // The state (h, qx, qy, H) of cell (i, j), which may be a wall ghost (mirror image, q.n reversed).
 template <typename T>
 SWD void load_cell(const T* __restrict__ h, const T* __restrict__ qx, const T* __restrict__ qy,
                    const T* __restrict__ H, int i, int j, int nx, int ny,
                    T& hv, T& qxv, T& qyv, T& Hv)
 {
-    const int im = mirror(i, nx), jm = mirror(j, ny);
+    const int im = mirror(i, nx), jm = row_of(j, ny);
     const long k = (long)jm * nx + im;
     hv = h[k];
     qxv = (i < 0 || i >= nx) ? -qx[k] : qx[k];
-    qyv = (j < 0 || j >= ny) ? -qy[k] : qy[k];
+    qyv = wall_ghost_row(j, ny) ? -qy[k] : qy[k];
     Hv = H[k];
 }
 
@@ -69,7 +90,7 @@ SWD void load_cell(const T* __restrict__ h, const T* __restrict__ qx, const T* _
 template <typename T>
 SWD T load_S(const T* __restrict__ S, int i, int j, int nx, int ny)
 {
-    return S[(long)mirror(j, ny) * nx + mirror(i, nx)];
+    return S[(long)row_of(j, ny) * nx + mirror(i, nx)];
 }
 
 // Explicitly rounded arithmetic (never contracted into FMAs) for the time step.
@@ -177,8 +198,11 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
     const bool own_col = lane >= 2 && lane <= 30 && i < nx;
     // does this warp hold wall ghost columns? (uniform over the warp)
     const bool ghosts = strip * STRIP - 2 < 0 || strip * STRIP + 29 >= nx;
-    const int jbeg = j0 > 0 ? j0 - 1 : 0;
-    const int jend = (j0 + M < ny - 1) ? j0 + M : ny - 1;
+    // rows swept: the band and one row on each side (its new state gives the band's edge
+    // speeds of the next step), not beyond a wall
+    const int jbeg = (j0 > 0 || SW_HALO_S) ? j0 - 1 : 0;
+    const int jtop = SW_HALO_N ? ny : ny - 1;
+    const int jend = (j0 + M < jtop) ? j0 + M : jtop;
     // mirror source of a ghost column (its new state is the mirror image of that column's)
     const int src = mirror(i, nx);
     int src_lane = lane + (src - i);
@@ -201,16 +225,16 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
         load_cell(h, qx, qy, H, i + 1, jbeg, nx, ny, hef, qxef, qyef, Hef);
         Sef = load_S(S, i + 1, jbeg, nx, ny);
     }
-    // rows loaded in the loop lie in [1, ny + 1]: only the north wall can be crossed, and the
-    // columns (this lane's, and lane 31's east one) are fixed
+    // rows loaded in the loop lie in [1, ny + 1] ([1, ny + 2] with a north halo): only the
+    // north edge can be crossed, and the columns (this lane's, and lane 31's east one) are fixed
     const int im = mirror(i, nx), ie = mirror(i + 1, nx);
     const bool fx = i < 0 || i >= nx, fxe = i + 1 >= nx;
     auto load_row = [&](int col, bool flipx, int jj, T& hv, T& qxv, T& qyv, T& Hv, T& Sv) {
-        const long k = (long)(jj < ny ? jj : 2 * ny - 1 - jj) * nx + col;
+        const long k = (long)((jj < ny || SW_HALO_N) ? jj : 2 * ny - 1 - jj) * nx + col;
         hv = h[k];
         const T a = qx[k], c = qy[k];
         qxv = flipx ? -a : a;
-        qyv = jj >= ny ? -c : c;
+        qyv = (jj >= ny && !SW_HALO_N) ? -c : c;
         Hv = H[k];
         Sv = S[k];
     };
@@ -237,7 +261,7 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
         const T rqx = -(pW1 + mE[1]) * rdx - (fs[2] + mN[2]) * rdy;
         const T rqy = -(pW2 + mE[2]) * rdx - (fs[1] + mN[1]) * rdy;
         T nh = hc + dt * rh, nqx = qxc + dt * rqx, nqy = qyc + dt * rqy;
-        const bool own_row = j >= j0 && j < j0 + M;
+        const bool own_row = j >= j0 && j < j0 + M && j < ny;
         if (own_row && own_col) {
             const long k = (long)j * nx + i;
             ho[k] = nh; qxo[k] = nqx; qyo[k] = nqy;
@@ -254,11 +278,11 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
                                 __shfl_down_sync(FULL_MASK, nqx, 1),
                                 __shfl_down_sync(FULL_MASK, nr, 1), hg);
         const T sx = add_rn(__shfl_up_sync(FULL_MASK, sE, 1), sE);
-        const T sS = (j == 0) ? edge_speed(nh, -nqy, nr, nh, nqy, nr, hg)
+        const T sS = (j == 0 && !SW_HALO_S) ? edge_speed(nh, -nqy, nr, nh, nqy, nr, hg)
                               : edge_speed(pnh, pny, pnr, nh, nqy, nr, hg);
         // the previous row is complete now: its north speed is this row's south speed
         if (j > jbeg && j - 1 >= j0 && own_col) zmax = fmax(zmax, cell_z(psx, psS, sS, dx, dy));
-        if (j == ny - 1 && own_row && own_col)  // the top row's north edge is the wall
+        if (!SW_HALO_N && j == ny - 1 && own_row && own_col)  // the top row's north edge: wall
             zmax = fmax(zmax, cell_z(sx, sS, edge_speed(nh, nqy, nr, nh, -nqy, nr, hg), dx, dy));
         pnh = nh; pny = nqy; pnr = nr; psx = sx; psS = sS;
         hc = hn; qxc = qxn; qyc = qyn; Hc = Hn; rc = rn; Sc = Sn;
@@ -336,14 +360,15 @@ __device__ __forceinline__ T step_size(const typename Bits<T>::type* slot, T k, 
                            threadIdx.y == 0)
 
 // The shock sensor S of every cell (grid/reference.cell_sensor): the largest compression
-// max(0, un_L - un_R) over its four edges (walls: the mirror state).
+// max(0, un_L - un_R) over its four edges (walls: the mirror state). With halos, also of the two
+// halo rows beyond each inner edge (the launch covers ny + 2 SW_HALO_S + 2 SW_HALO_N rows).
 template <typename T>
 __global__ void sw_sensor(const T* __restrict__ h, const T* __restrict__ qx,
                           const T* __restrict__ qy, T* __restrict__ S, const int nx, const int ny)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    const int j = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= nx || j >= ny) return;
+    const int j = (int)(blockIdx.y * blockDim.y + threadIdx.y) - (SW_HALO_S ? 2 : 0);
+    if (i >= nx || j >= ny + (SW_HALO_N ? 2 : 0)) return;
     T h0, u0, v0, H0, hn, qxn, qyn, Hn;
     load_cell(h, qx, qy, h, i, j, nx, ny, h0, u0, v0, H0);
     u0 = u0 / h0;

@@ -1,0 +1,154 @@
+"""The fused CUDA scheme of the structured shallow water on a rank's strip of rows (decomposed
+runs: core/decomp.py, docs/DISTRIBUTED.md): grid/fused.py's first-order strip kernel, compiled
+for the strip's edges (kernels/grid.cu SW_HALO_S / SW_HALO_N: an inner edge reads the
+neighbour's rows instead of mirroring a wall), with everything a rank adds on the device:
+
+- every state array (and the shock sensors S) lives in a buffer of ROWS extra rows on each side;
+  the simulation's arrays are views of the owned rows, so the kernels read rows -3..-1 and
+  ny..ny + 2 of their arguments where a neighbour's rows are;
+- after each step the new state's edge rows go to the neighbours through NCCL send/recv on the
+  solver's stream, straight between the buffers (the rows are contiguous: no packing), and the
+  bathymetry's once when a state array is adopted;
+- the z_max slot of the next step's Δt (the maximum over the owned cells, folded into the step
+  kernel) is combined over the ranks by an NCCL all-reduce (max) of its bits before any kernel
+  reads it: the maximum is exact, so Δt, t and every cell equal the one-process run bit for bit
+  (the edge fluxes of a cell are the same arithmetic on the same numbers whatever band the
+  kernel's warp sweeps).
+
+Batched runs keep the device clock of grid/fused.py (the host waits once per batch) but launch
+the steps one by one instead of replaying CUDA graphs (NCCL calls are not captured). Order 3,
+the "cell" variant, halos through MPI (PDESTUDIO_HALOS=mpi) and strips thinner than ROWS rows
+run the array path (`usable`).
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .fused import BLOCK, GridFused
+
+ROWS = 3  # rows of the neighbours' state held beyond an inner edge (the sensor of row -2 reads -3)
+
+
+def usable(sim) -> str | None:
+    """None where this scheme runs the simulation's strip, else why not (the array path runs)."""
+    d = sim.domain
+    if os.environ.get("PDESTUDIO_DECOMP_FUSED", "1") == "0":
+        return "PDESTUDIO_DECOMP_FUSED=0"
+    if sim.params["order"] != 1:
+        return "order 3 decomposed runs the array path"
+    if d.comm.size > 1 and getattr(d.comm, "name", "") != "nccl":
+        return "halos through MPI (PDESTUDIO_HALOS=mpi) run the array path"
+    if min(d.counts) < ROWS:
+        return f"strips thinner than {ROWS} rows run the array path"
+    return None
+
+
+class GridFusedHalo(GridFused):
+    def __init__(self, sim):
+        d = sim.domain
+        self.lo, self.hi = d.lo, d.hi
+        self.comm = d.comm
+        tuning = {"SW_HALO_S": int(self.lo is not None), "SW_HALO_N": int(self.hi is not None)}
+        self._ours: dict[int, object] = {}  # data pointer -> the padded view made there
+        super().__init__(sim, variant="strip", tuning=tuning)
+        self.S = self._padded(zero=True)
+        self.spare = []
+        self.wide = ROWS if self.fix else 2  # rows exchanged per step (the sensor reads one more)
+        self.alone = self.comm.size == 1  # (one rank: no NCCL, nothing to exchange)
+        if not self.alone:
+            nccl = self.comm.nccl
+            self._word = nccl.NCCL_UINT32 if self.bits == np.uint32 else nccl.NCCL_UINT64
+            self._real = nccl.NCCL_FLOAT32 if sim.dtype == "float32" else nccl.NCCL_FLOAT64
+            self._max = nccl.NCCL_MAX
+
+    # ---- padded buffers ----------------------------------------------------------------------
+    def _padded(self, zero=False):
+        """A view of the owned rows of a new buffer with ROWS rows beyond each edge."""
+        cp = self.cp
+        buf = (cp.zeros if zero else cp.empty)((self.ny + 2 * ROWS, self.nx), dtype=self.sim.dtype)
+        if not zero:
+            buf[:ROWS] = 0
+            buf[-ROWS:] = 0
+        view = buf[ROWS:ROWS + self.ny]
+        self._ours[int(view.data.ptr)] = view
+        return view
+
+    def _buffers(self, like, count=3):
+        while len(self.spare) < count:
+            self.spare.append(self._padded())
+        return [self.spare.pop() for _ in range(count)]
+
+    def _adopt(self) -> None:
+        """State arrays put in place from outside (set-up, set_field, restore) move into padded
+        buffers, and their halos are filled."""
+        st = self.sim.state
+        new = []
+        for k in ("h", "hu", "hv", "H"):
+            a = st[k]
+            if self._ours.get(int(a.data.ptr)) is not a:
+                v = self._padded()
+                v[...] = a
+                st[k] = v
+                new.append(v)
+        if new:
+            self._exchange(new, ROWS)
+            keep = [st[k] for k in ("h", "hu", "hv", "H")] + list(self.spare) + [self.S]
+            self._ours = {int(v.data.ptr): v for v in keep}
+
+    # ---- NCCL on the current stream ----------------------------------------------------------
+    def _exchange(self, arrays, rows: int) -> None:
+        """The edge rows of `arrays` (padded views) to the neighbours, theirs into the halos."""
+        if self.alone:
+            return
+        cp, nc, n = self.cp, self.comm.nc, rows * self.nx
+        stream = cp.cuda.get_current_stream().ptr
+        row = self.nx * np.dtype(self.sim.dtype).itemsize
+        self.comm.nccl.groupStart()
+        for a in arrays:
+            p = int(a.data.ptr)
+            if self.lo is not None:  # my first rows down, its last rows into my rows -rows..-1
+                nc.send(p, n, self._real, self.lo, stream)
+                nc.recv(p - rows * row, n, self._real, self.lo, stream)
+            if self.hi is not None:  # my last rows up, its first rows into my rows ny..
+                nc.send(p + (self.ny - rows) * row, n, self._real, self.hi, stream)
+                nc.recv(p + self.ny * row, n, self._real, self.hi, stream)
+        self.comm.nccl.groupEnd()
+
+    def _combine(self, s: int) -> None:
+        """z_max in slot s: the maximum over the ranks (in place, on the current stream)."""
+        if self.alone:
+            return
+        cp = self.cp
+        ptr = self.slot[s].data.ptr
+        self.comm.nc.allReduce(ptr, ptr, 1, self._word, self._max, cp.cuda.get_current_stream().ptr)
+
+    # ---- the steps ----------------------------------------------------------------------------
+    def _reduce_dt(self, h, qx, qy, stream) -> None:
+        super()._reduce_dt(h, qx, qy, stream)
+        self._combine(self.cur)
+        self.events[self.cur].record(stream)
+
+    def _sensor(self, h, qx, qy) -> None:
+        """The sensors of the owned rows and of the two halo rows beyond each inner edge."""
+        rows = self.ny + 2 * ((self.lo is not None) + (self.hi is not None))
+        grid = ((self.nx + BLOCK[0] - 1) // BLOCK[0], (rows + BLOCK[1] - 1) // BLOCK[1])
+        self.k["sw_sensor"](grid, BLOCK, (h, qx, qy, self.S, np.int32(self.nx),
+                                          np.int32(self.ny)))
+
+    def _queue_step(self, limit, clk=GridFused.NO_CLOCK):
+        self._adopt()
+        out = super()._queue_step(limit, clk)
+        nxt = (self.cur + 1) % 3
+        self._combine(nxt)
+        self.events[nxt].record(self.cp.cuda.get_current_stream())
+        self._exchange(out, self.wide)
+        return out
+
+    def _graph_ready(self, i: int) -> bool:
+        return False  # steps are launched one by one (NCCL calls are not captured)
+
+    def invalidate(self) -> None:
+        super().invalidate()
+        self._adopt()
