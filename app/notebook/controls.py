@@ -22,7 +22,7 @@ def button(text: str, cls: str, tip: str) -> w.Button:
 
 
 def dropdown(options, value, cls: str, tip: str, width: str = "150px") -> w.Dropdown:
-    d = w.Dropdown(options=list(options), value=value, description_tooltip=tip,
+    d = w.Dropdown(options=list(options), value=value, tooltip=tip,
                    layout={"width": width})
     d.add_class(cls)
     return d
@@ -40,7 +40,7 @@ def slider(p: dict, value):
     tip = (f"{p['name']}{unit}: {p.get('help', '')} ({lo:.4g} … {hi:.4g}"
            + (", log scale" if log else "") + ("; live: applies while running)" if live else
                                                 "; set when the simulation is created)"))
-    common = dict(description=p["name"], description_tooltip=tip, continuous_update=False,
+    common = dict(description=p["name"], tooltip=tip, continuous_update=False,
                   disabled=not live, style={"description_width": "70px"},
                   layout={"width": "420px"})
     v = value if value is not None else p.get("default")

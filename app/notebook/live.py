@@ -110,7 +110,7 @@ class LiveView(w.VBox):
         self._stats: dict = {}
         self._probed = False
         self._syncing = False
-        self._closed = False
+        self._closed = True  # until the solver thread runs
         try:
             self._loop = asyncio.get_event_loop()  # the kernel's (jupyter_rfb draws in it)
         except RuntimeError:
@@ -129,6 +129,7 @@ class LiveView(w.VBox):
         sys.setswitchinterval(SWITCH_INTERVAL)  # as the window: the drawing thread waits less
         self.worker.start()
         self.router.install(sim)
+        self._closed = False
 
     # ---- wiring -------------------------------------------------------------------------
     def _wire(self) -> None:
@@ -214,8 +215,8 @@ class LiveView(w.VBox):
 
     def close(self) -> None:
         """Stop the solver thread and close the canvas (the simulation stays usable)."""
-        if self._closed:
-            return
+        if getattr(self, "_closed", True):  # (closed, or its __init__ failed)
+            return super().close()
         self._closed = True
         self.router.uninstall()
         self.worker.stop()
@@ -298,11 +299,18 @@ class LiveView(w.VBox):
             self.mode = mode
             self._rebuild_view()
 
-    def set_scale(self, cmap: str | None = None, mode: str | None = None) -> None:
+    def set_scale(self, cmap: str | None = None, mode: str | None = None, lo=None,
+                  hi=None) -> None:
+        """Colour map, range mode (auto, fixed, symmetric) and the fixed range's ends."""
         if cmap is not None:
             self.scale.cmap = cmap  # an unknown name: ParameterError naming the allowed ones
         if mode is not None:
             self.scale.mode = mode
+        if lo is not None and hi is not None:
+            if not float(hi) > float(lo):
+                raise solvers.ParameterError(f"colour range {lo}..{hi} is empty; allowed: "
+                                             "lo < hi")
+            self.scale.lo, self.scale.hi = float(lo), float(hi)
         if self.info is not None:
             self._want()
 
