@@ -197,9 +197,10 @@ class LiveView(w.VBox):
                 "steps": self.sim.steps, "dropped": self.worker.mailbox.dropped}
 
     def brush_stroke(self, points, radius: float | None = None, value: float | None = None,
-                     field: str | None = None, mode: str = "set") -> None:
+                     field: str | None = None, mode: str = "set") -> int:
         """Paint at the data points `points` (in the mesh's coordinates) as one stroke, with
-        the brush's code (the mouse's, after its pick); returns once it is painted."""
+        the brush's code (the mouse's, after its pick); returns, once it is painted, how many
+        values it set."""
         c = self.ctl
         field = field or (c.brush_field.value if c.brush_field.value in self.info.settable
                           else self.info.settable[0])
@@ -211,7 +212,7 @@ class LiveView(w.VBox):
         for p in points:
             self.strokes.dab(field, tuple(float(x) for x in p), radius, value, mode)
         self.strokes.end()
-        self.router.call(lambda: None)
+        return self.router.call(lambda: self.strokes.changed)
 
     def close(self) -> None:
         """Stop the solver thread and close the canvas (the simulation stays usable)."""

@@ -60,7 +60,7 @@ class Strokes:
         self.undo: list = []
         self.redo: list = []
         self.stroke = None
-        self._changed = 0
+        self.changed = 0
         self._field = ""
 
     def clear(self) -> None:
@@ -92,15 +92,15 @@ class Strokes:
         self.undo.append(worker.sim.snapshot())
         del self.undo[:-UNDO]
         self.redo.clear()
-        self._changed = 0
+        self.changed = 0
 
     def _paint(self, worker, field, center, radius, value, mode):
         self._field = field
-        self._changed += worker.sim.paint(field, center, radius, value, mode)
+        self.changed += worker.sim.paint(field, center, radius, value, mode)
         worker.publish_now()
 
     def _end(self, worker, dabs):
-        worker.message.emit(f"painted {self._changed} values of {self._field} in "
+        worker.message.emit(f"painted {self.changed} values of {self._field} in "
                             f"{dabs} dabs (Ctrl+Z undoes the stroke)", False)
 
     def _undo(self, worker):
