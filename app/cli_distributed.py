@@ -18,6 +18,11 @@ from .cli_log import log
 from .cli_outputs import OutputError
 from .cli_run import RunFailed, UsageError
 
+import os
+
+# the longest side of a picture's gathered field, in cells (decimated above)
+PICTURE = int(os.environ.get("PDESTUDIO_PICTURE_CELLS", "4096"))
+
 # exit codes of the errors every rank meets together (cli_main.main's mapping)
 QUIET_CODES = ((UsageError, 2), (ParameterError, 2), (MeshError, 2), (OutputError, 2),
                (SimulationDiverged, 1), (RunFailed, 1))
@@ -66,6 +71,17 @@ class Ranks:
         """The gathered one-process simulation on rank 0 where an output needs it (collective),
         else None."""
         return sim.gathered() if needed else None
+
+    @staticmethod
+    def every(sim) -> int:
+        """The decimation of a picture: every k-th row and column, so that the longer side of
+        the gathered copy is at most PICTURE cells (1: the whole field)."""
+        d = sim.domain
+        return max(1, -(-max(d.ny, d.nx) // max(PICTURE, 1)))
+
+    def picture(self, sim):
+        """The (decimated) gathered simulation a picture is drawn from, on rank 0."""
+        return sim.decimated(self.every(sim))
 
     def summary(self, sim) -> dict:
         d = dict(sim.domain.describe())

@@ -223,7 +223,9 @@ class Outputs:
             self.snapshots.taken(*now)
 
     # ---- at the end (also after a divergence: the last finite state) ---------------------
-    def finish(self, sim) -> list[dict]:
+    def finish(self, sim, picture=None) -> list[dict]:
+        """Write the outputs of the finished run `sim`; `picture`: the simulation the image is
+        drawn from where it is not `sim` (a distributed run's decimated copy)."""
         from . import export
         a = self.a
         self.record(sim, final=True)
@@ -237,9 +239,13 @@ class Outputs:
             self._done("data", a.export_data)
         if a.export_image:
             with writing(a.export_image):
-                how = export.render_image(sim, a.export_image, field=a.field,
+                how = export.render_image(picture or sim, a.export_image, field=a.field,
                                           color_range=a.range)
-            self._done("image", a.export_image, extra=f"drawn by {how}")
+            extra = f"drawn by {how}"
+            if picture is not None:
+                ny, nx = picture.field_shape(a.field or picture.default_field)
+                extra += f"; from a decimated copy of {nx} × {ny} cells"
+            self._done("image", a.export_image, extra=extra)
         if self.series is not None:
             series, self.series = self.series, None
             try:

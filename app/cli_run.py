@@ -187,8 +187,11 @@ def _run(a, ranks=None) -> int:
             if ranks is None:
                 written = outputs.finish(sim)
             else:  # the whole state gathered on rank 0, which alone writes
-                whole = ranks.whole(sim, bool(a.save or a.export_data or a.export_image))
-                written = outputs.finish(whole or sim) if ranks.root else []
+                decimate = bool(a.export_image) and ranks.every(sim) > 1
+                whole = ranks.whole(sim, bool(a.save or a.export_data
+                                              or (a.export_image and not decimate)))
+                picture = ranks.picture(sim) if decimate else None
+                written = outputs.finish(whole or sim, picture) if ranks.root else []
         except MemoryError:
             raise RunFailed(f"{sim.model}: out of memory while writing the outputs") from None
     except BaseException:

@@ -4,8 +4,8 @@ Run once per rank count under the same launcher; every run appends one JSON line
 to --out (rank 0 writes), and --table prints speed-ups and efficiencies against the 1-rank lines
 of the same file:
 
-    # on a 2-GPU machine (one GPU per rank, halos through NCCL; the array path: the fused
-    # kernels do not take halos yet)
+    # on a 2-GPU machine (one GPU per rank, halos through NCCL; order 1 runs the fused strip
+    # kernels, --kernel array the CuPy array code)
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
     for n in 1 2; do mpirun --oversubscribe -n $n python -m benchmarks.distributed.scaling \
         --backend cupy --dtype float32 --strong 8192 --weak 4096 --out scaling.jsonl; done
@@ -18,8 +18,9 @@ of the same file:
 strong N: an N × N grid split over the ranks; weak n: n × n cells per rank (the grid n wide and
 ranks·n tall). Each measurement: a warm-up of --warmup steps, then --steps steps timed between two
 barriers (the GPU synchronised before the second), best of --repeat. Gcell/s counts the whole grid.
-With one rank the plain (undecomposed) simulation is measured too ("plain"), with the same scheme
-(the array path on the GPU), so the layer's own cost on one rank shows.
+With one rank the plain (undecomposed) simulation is measured too ("plain"), with the same kernel
+choice, so the layer's own cost on one rank shows; speed-ups and efficiencies are against the
+plain run where there is one (one GPU of the same machine), else against one rank.
 """
 from __future__ import annotations
 
@@ -87,9 +88,9 @@ def run(args) -> None:
 def table(path) -> None:
     rows = [json.loads(line) for line in open(path) if line.strip()]
     key = lambda r: (r["mode"], r["backend"], r["dtype"], r["order"])  # noqa: E731
-    base = {}
-    for r in rows:
-        if r["ranks"] == 1 and not r["plain"]:
+    base = {}  # one GPU or process: the plain (undecomposed) run where measured, else 1 rank
+    for r in sorted(rows, key=lambda r: r["plain"]):
+        if r["ranks"] == 1:
             base[key(r) + (r["nx"],)] = r  # strong: N; weak: n per rank
     print("| mode | backend | dtype | order | ranks | grid | Gcell/s | speed-up | efficiency "
           "| halo ms/step |")

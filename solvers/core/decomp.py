@@ -67,6 +67,8 @@ class GridSplit:
     refuse: Callable[[Mapping[str, Any]], str | None] = lambda p: None
     findings: tuple[str, ...] = ()
     fused: Callable[[Any], Any] | None = None
+    resize: Callable[[Mapping[str, Any], int, int], dict] | None = None  # params of an ny × nx
+    #                                 grid (the decimated copy of `gathered(every=k)`)
 
 
 class _Whole:
@@ -261,6 +263,31 @@ class _Distributed:
                 return None
             sim = self._model_class(backend="numpy", dtype=self.dtype,
                                     scenario=self.scenario_name, **dict(self.params))
+            sim._restore_state(state, self.t, self.steps, self._aux_state())
+            return sim
+        return collectively(self.comm, build)
+
+    def decimated(self, every: int, root: int = 0):
+        """Like `gathered`, but of every `every`-th row and column (a copy of ceil(ny/every) ×
+        ceil(nx/every) cells, for pictures of grids too large to gather whole; the model's
+        GridSplit.resize gives its parameters). Collective."""
+        split, d = self.decomposition, self.domain
+        if every <= 1:
+            return self.gathered(root)
+        if split.resize is None:
+            raise ParameterError(f"{self.model}: no decimated copy (its GridSplit has no resize)")
+        first = (-d.r0) % every  # this strip's first row on the decimated grid
+        state = {k: self.comm.gather_rows(self.xp.ascontiguousarray(v[first::every, ::every]),
+                                          root)
+                 for k, v in self.state.items()}
+        ny, nx = -(-d.ny // every), -(-d.nx // every)
+
+        def build():
+            if self.comm.rank != root:
+                return None
+            params = {**dict(self.params), **split.resize(self.params, ny, nx)}
+            sim = self._model_class(backend="numpy", dtype=self.dtype,
+                                    scenario=self.scenario_name, **params)
             sim._restore_state(state, self.t, self.steps, self._aux_state())
             return sim
         return collectively(self.comm, build)

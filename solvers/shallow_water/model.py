@@ -315,7 +315,7 @@ class ShallowWater(_ShallowWaterBase):
         # sensor reads a second row)
         refuse=lambda p: None if p["geometry"] == "grid" else
         "geometry=triangles is not decomposed; allowed: geometry=grid", findings=("_why",),
-        fused=lambda sim: _strip_scheme(sim))
+        fused=lambda sim: _strip_scheme(sim), resize=lambda p, ny, nx: {"nx": nx, "ny": ny})
 
     def __init__(self, *, backend="auto", dtype="float64", scenario=None, **params):
         if params.get("geometry") is None and params.get("mesh") is not None:
