@@ -149,7 +149,8 @@ class Simulation:
         be = _backend.resolve(backend)
         p = validate_all(self.schema(sc.name), params, self.model)
         self._check_params(p)
-        memory.check(type(self), p, be.is_gpu)  # before anything is allocated
+        # before anything is allocated; the estimate may depend on the dtype and the device
+        memory.check(type(self), {**p, "_dtype": dtype, "_gpu": be.is_gpu}, be.is_gpu)
         self._be = be
         self.xp = be.xp
         self.backend = be.name

@@ -35,6 +35,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..core import memory
 from ..core.errors import ParameterError
 from ..core.decomp import WHOLE, GridSplit
 from ..core.params import CFL, SEED, Param, Scenario
@@ -342,7 +343,17 @@ class ShallowWater(_ShallowWaterBase):
         """core/memory.py counts nx² cells where ny is empty; here ny = round(nx·Ly/Lx)."""
         if params.get("geometry") == "grid" and params.get("ny") is None:
             params = {**params, "ny": grid_shape(params)[1]}
-        return super().memory_estimate(params)
+        host, dev = super().memory_estimate(params)
+        if params.get("geometry") == "grid" and params.get("_gpu") \
+                and params.get("kernel") != "array":
+            # the fused kernels: on the device the state, the output buffers, the sensors and
+            # the set-up's copies (12 arrays, 14 for order 3's stages); on the host only the
+            # set-up's float64 initial state and its temporaries
+            n = memory.cells(cls, params)
+            size = np.dtype(params.get("_dtype", "float64")).itemsize
+            host = memory.BASE + 64 * n
+            dev = memory.BASE_DEVICE + (12 if params.get("order") == 1 else 14) * size * n
+        return host, dev
 
     def _check_field(self, name: str, values: np.ndarray) -> None:
         if name == "h" and values.min() <= 0:

@@ -90,5 +90,6 @@ def test_device_estimate_bounds_the_device_memory_used(model, scenario, params):
     sim.step(2)
     sim.fields()
     used = pool.total_bytes()  # the pool keeps what was freed: its size is the peak held
-    need = model_class(model).memory_estimate(sim.params)[1] - memory.BASE_DEVICE
+    need = model_class(model).memory_estimate(
+        {**sim.params, "_dtype": sim.dtype, "_gpu": True})[1] - memory.BASE_DEVICE
     assert used <= need, f"{model}: device pool {used} > estimate {need}"
