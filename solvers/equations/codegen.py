@@ -370,7 +370,7 @@ class Generator:
         code = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
                 f"if (i >= {nodes}) return;",
                 "const int m = blockIdx.y;",
-                f"const size_t off = (size_t)m * (size_t)({nodes});"]
+                f"const long long off = (long long)m * (long long)({nodes});"]
         code.append("if (!active[m]) {")
         code += [f"    Ob_{s}[off + i] = Ub_{s}[off + i];" for s in self.species]
         code += ["    return;", "}"]
@@ -379,7 +379,7 @@ class Generator:
                      f"const T* __restrict__ U_{s} = Ub_{s} + off;",
                      f"T* __restrict__ O_{s} = Ob_{s} + off;",
                      f"T* __restrict__ A_{s} = Ab_{s} + off;"]
-        code += ["const T* __restrict__ P = Pb + (size_t)m * (size_t)np;",
+        code += ["const T* __restrict__ P = Pb + (long long)m * (long long)np;",
                  "const T t = S[4 * m], t_out = S[4 * m + 1];",
                  "const T a2dt = S[4 * m + 2], bdt = S[4 * m + 3];"]
         return code
