@@ -381,7 +381,8 @@ class Generator:
                      f"T* __restrict__ A_{s} = Ab_{s} + off;"]
         code += ["const T* __restrict__ P = Pb + (long long)m * (long long)np;",
                  "const T t = S[4 * m], t_out = S[4 * m + 1];",
-                 "const T a2dt = S[4 * m + 2], bdt = S[4 * m + 3];"]
+                 "const T a2dt = S[4 * m + 2], bdt = S[4 * m + 3];",
+                 "(void)t; (void)t_out;"]
         return code
 
     def source(self, batched: bool = False) -> str:
