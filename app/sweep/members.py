@@ -107,6 +107,8 @@ def run_group(spec: dict, indices: list[int], out: str) -> list[dict]:
     """Members that share the mesh as one ensemble (solvers.create_ensemble: one launch per step
     on the GPU); each member's wall time is the group's divided by its size."""
     _use_worker_gpu()
+    if spec.get("definition"):  # a model file's model, defined in this worker process
+        solvers.define(spec["definition"])
     all_members = specs.members(spec)
     params = [all_members[i] for i in indices]
     t0 = time.perf_counter()

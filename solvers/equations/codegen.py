@@ -95,19 +95,28 @@ class Generator:
 
     # ---- pieces ---------------------------------------------------------------------------
     def signature(self, kind: str) -> str:
+        """The parameters of eq_stage ("stage"), eq_rates ("rates") or eq_stage_batch
+        ("batch": the species' (members, n) arrays, the members' parameter rows `Pb` (np per
+        member), their stage scalars `S` (t, t_out, a2dt, bdt per member) and `active` flags)."""
         a = []
+        b = "b" if kind == "batch" else ""
         for s in self.species:
-            a.append(f"const T* __restrict__ Y_{s}")
-            if kind == "stage":
-                a += [f"const T* __restrict__ U_{s}", f"T* __restrict__ O_{s}",
-                      f"T* __restrict__ A_{s}"]
+            a.append(f"const T* __restrict__ Y{b}_{s}")
+            if kind in ("stage", "batch"):
+                a += [f"const T* __restrict__ U{b}_{s}", f"T* __restrict__ O{b}_{s}",
+                      f"T* __restrict__ A{b}_{s}"]
             else:
                 a.append(f"T* __restrict__ R_{s}")
-        a += ["const T* __restrict__ P", "const T t", "const T t_out"]
+        if kind == "batch":
+            a += ["const T* __restrict__ Pb", "const int np", "const T* __restrict__ S",
+                  "const unsigned char* __restrict__ active", "const T a0", "const T a1",
+                  "const T a3", "const int acc_init"]
+        else:
+            a += ["const T* __restrict__ P", "const T t", "const T t_out"]
         if kind == "stage":
             a += ["const T a0", "const T a1", "const T a2dt", "const T a3", "const T bdt",
                   "const int acc_init"]
-        else:
+        elif kind == "rates":
             a.append("T* __restrict__ lam")
         if self.mesh:
             a += ["const int n", "const int* __restrict__ indptr", "const int* __restrict__ nbr",
@@ -340,10 +349,9 @@ class Generator:
                 code.append(f"if ({cond}) {var} = face_value_{side}_{s}(x, y, t_out, {var}, P);")
         return code
 
-    def source(self) -> str:
-        body = self.rates()
-        stage = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
-                 f"if (i >= {'n' if self.mesh else 'nx * ny'}) return;"] + body
+    def stage_update(self) -> list[str]:
+        """The stage's combination and store at node i (eq_stage and eq_stage_batch)."""
+        stage = []
         for s in self.species:
             stage += [f"T o_{s} = (a0 == T(1)) ? U_{s}[i] : a0 * U_{s}[i];",
                       f"if (a1 != T(0)) o_{s} += a1 * s_{s};",
@@ -352,6 +360,38 @@ class Generator:
                       f"if (bdt != T(0)) A_{s}[i] = (acc_init ? T(0) : A_{s}[i]) + bdt * k_{s};"]
             stage += self.pin_code(s, f"o_{s}")
             stage.append(f"O_{s}[i] = o_{s};")
+        return stage
+
+    def batch_prologue(self) -> list[str]:
+        """eq_stage_batch: member m = blockIdx.y; its rows of the species, its parameter row
+        and stage scalars under the names eq_stage's body uses (an inactive member's row is
+        copied unchanged: it has landed or stopped)."""
+        nodes = "n" if self.mesh else "nx * ny"
+        code = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
+                f"if (i >= {nodes}) return;",
+                "const int m = blockIdx.y;",
+                f"const long long off = (long long)m * (long long)({nodes});"]
+        code.append("if (!active[m]) {")
+        code += [f"    Ob_{s}[off + i] = Ub_{s}[off + i];" for s in self.species]
+        code += ["    return;", "}"]
+        for s in self.species:
+            code += [f"const T* __restrict__ Y_{s} = Yb_{s} + off;",
+                     f"const T* __restrict__ U_{s} = Ub_{s} + off;",
+                     f"T* __restrict__ O_{s} = Ob_{s} + off;",
+                     f"T* __restrict__ A_{s} = Ab_{s} + off;"]
+        code += ["const T* __restrict__ P = Pb + (long long)m * (long long)np;",
+                 "const T t = S[4 * m], t_out = S[4 * m + 1];",
+                 "const T a2dt = S[4 * m + 2], bdt = S[4 * m + 3];",
+                 "(void)t; (void)t_out;"]
+        return code
+
+    def source(self, batched: bool = False) -> str:
+        """The model's kernels; with `batched`, eq_stage_batch too (ensembles: one launch per
+        stage for every member; the node's arithmetic is eq_stage's, text for text)."""
+        body = self.rates()
+        stage = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
+                 f"if (i >= {'n' if self.mesh else 'nx * ny'}) return;"] + body
+        stage += self.stage_update()
         rates = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
                  "T my_lam = T(0);",
                  f"if (i < {'n' if self.mesh else 'nx * ny'}) {{"] + ["    " + b for b in body]
@@ -371,4 +411,9 @@ class Generator:
                      + self.signature("stage") + ")\n{\n    " + "\n    ".join(stage) + "\n}")
         parts.append("template <typename T>\n__global__ void eq_rates(\n    "
                      + self.signature("rates") + ")\n{\n    " + "\n    ".join(rates) + "\n}")
+        if batched:
+            batch = self.batch_prologue() + body + self.stage_update()
+            parts.append("template <typename T>\n__global__ void eq_stage_batch(\n    "
+                         + self.signature("batch") + ")\n{\n    " + "\n    ".join(batch)
+                         + "\n}")
         return "\n\n".join(parts) + "\n"

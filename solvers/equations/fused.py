@@ -32,9 +32,10 @@ BLOCK = 256
 GRAPH_STEPS = 64  # steps of one CUDA graph (even: the buffer sets come back to their roles)
 
 
-def kernel_source(sim) -> str:
-    """kernels/equations.cu with the model's generated part in place of the marker."""
-    return TEMPLATE.read_text().replace(MARKER, Generator(sim).source())
+def kernel_source(sim, batched: bool = False) -> str:
+    """kernels/equations.cu with the model's generated part in place of the marker (with
+    `batched`, the ensembles' eq_stage_batch too: a module of its own, the solo one unchanged)."""
+    return TEMPLATE.read_text().replace(MARKER, Generator(sim).source(batched))
 
 
 def _cache_dir() -> Path:
@@ -42,10 +43,11 @@ def _cache_dir() -> Path:
     return Path(base) / "pdestudio" / "equations"
 
 
-def compile_kernels(sim) -> dict:
-    """{"eq_stage", "eq_rates"} RawKernels of `sim`'s model in its dtype (cached)."""
+def compile_kernels(sim, batched: bool = False) -> dict:
+    """{"eq_stage", "eq_rates"} RawKernels of `sim`'s model in its dtype (cached); with
+    `batched`, "eq_stage_batch" too."""
     from ..core.backend import load_kernels
-    src = kernel_source(sim)
+    src = kernel_source(sim, batched)
     digest = hashlib.sha256((src + sim.dtype).encode()).hexdigest()[:24]
     folder = _cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -54,8 +56,8 @@ def compile_kernels(sim) -> dict:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(src)
         os.replace(tmp, path)
-    return load_kernels(path, sim.dtype, ["eq_stage", "eq_rates"],
-                        include_dirs=(TEMPLATE.parent,))
+    names = ["eq_stage", "eq_rates"] + (["eq_stage_batch"] if batched else [])
+    return load_kernels(path, sim.dtype, names, include_dirs=(TEMPLATE.parent,))
 
 
 def mesh_tables(mesh):
@@ -77,6 +79,29 @@ def mesh_tables(mesh):
     return indptr.astype(np.int32), nbr.astype(np.int32), lw, hw
 
 
+def device_geometry(sim, cp) -> tuple[tuple, int]:
+    """(the kernels' geometry arguments, node count) of `sim` on backend `cp`: the mesh's
+    tables, areas, coordinates and pinned flags, or the grid's (nx, ny, hx, hy)."""
+    real = sim.real
+    if sim.params["kind"] == "mesh":
+        indptr, nbr, lw, hw = mesh_tables(sim.mesh)
+        pinned = np.zeros(sim.mesh.n_vertices, np.uint8)
+        if any(sim.sides[s]["all"].kind == "dirichlet" for s in sim.species):
+            pinned[np.asarray(sim.mesh.boundary_vertices)] = 1
+        c = sim.coords
+        geo = (np.int32(sim.mesh.n_vertices), cp.asarray(indptr), cp.asarray(nbr),
+               cp.asarray(lw, dtype=real), cp.asarray(hw, dtype=real),
+               cp.asarray(sim.mesh.mixed_areas, dtype=real),
+               cp.asarray(c["x"], dtype=real), cp.asarray(c["y"], dtype=real),
+               cp.asarray(c["z"], dtype=real), cp.asarray(pinned))
+        return geo, int(sim.mesh.n_vertices)
+    shape = sim.shape
+    nx, ny = shape[-1], (shape[0] if len(shape) == 2 else 1)
+    hx = sim.spacing[0]
+    hy = sim.spacing[1] if len(sim.spacing) > 1 else 1.0
+    return (np.int32(nx), np.int32(ny), real(hx), real(hy)), nx * ny
+
+
 class FusedEquations(SchemeBase):
     """The fused scheme (module docstring) on CuPy."""
 
@@ -91,25 +116,7 @@ class FusedEquations(SchemeBase):
         real = sim.real
         self.P = cp.asarray([sim.user_params[p] for p in sim.definition.parameters] or [0.0],
                             dtype=real)
-        if sim.params["kind"] == "mesh":
-            indptr, nbr, lw, hw = mesh_tables(sim.mesh)
-            pinned = np.zeros(sim.mesh.n_vertices, np.uint8)
-            if any(sim.sides[s]["all"].kind == "dirichlet" for s in sim.species):
-                pinned[np.asarray(sim.mesh.boundary_vertices)] = 1
-            c = sim.coords
-            self.geo = (np.int32(sim.mesh.n_vertices), cp.asarray(indptr), cp.asarray(nbr),
-                        cp.asarray(lw, dtype=real), cp.asarray(hw, dtype=real),
-                        cp.asarray(sim.mesh.mixed_areas, dtype=real),
-                        cp.asarray(c["x"], dtype=real), cp.asarray(c["y"], dtype=real),
-                        cp.asarray(c["z"], dtype=real), cp.asarray(pinned))
-            self.n = int(sim.mesh.n_vertices)
-        else:
-            shape = sim.shape
-            nx, ny = shape[-1], (shape[0] if len(shape) == 2 else 1)
-            hx = sim.spacing[0]
-            hy = sim.spacing[1] if len(sim.spacing) > 1 else 1.0
-            self.geo = (np.int32(nx), np.int32(ny), real(hx), real(hy))
-            self.n = nx * ny
+        self.geo, self.n = device_geometry(sim, cp)
         self.grid = ((self.n + BLOCK - 1) // BLOCK,)
         self.buffers = [{s: cp.empty_like(sim.state[s]) for s in sim.species} for _ in range(2)]
         self.acc = {s: cp.empty_like(sim.state[s]) for s in sim.species}

@@ -3,7 +3,10 @@
 defined away, one thread per launch of the body (blockDim 1), the threads of a launch in an order
 the caller picks (forward, reverse, shuffled). `CpuKernels(sim)` stands in for the compiled module:
 `fused.FusedEquations(sim, xp=np, kernels=CpuKernels(sim))` then runs the whole fused driver
-(buffers, stages, accumulators, pins) on NumPy arrays.
+(buffers, stages, accumulators, pins) on NumPy arrays. `CpuKernels(sim, batched=True)` adds the
+ensembles' eq_stage_batch (a 2D grid: blockIdx.y is the member; the order shuffles the (node,
+member) threads together), for `ens._start_batched(np, kernels, solo_scheme)` of
+solvers/equations/ensemble.py.
 
 Every launch checks what a GPU would not: each argument's type against the kernel's parameter
 (an array's dtype and C-contiguity, a scalar's exact NumPy type), and that no array the kernel
@@ -65,7 +68,7 @@ class Launch:
     def __init__(self, lib, name, params, real, order):
         self.fn = getattr(lib, f"launch_{name}")
         self.fn.argtypes = [ctypes.POINTER(ctypes.c_longlong), ctypes.c_longlong,
-                            ctypes.POINTER(ctypes.c_void_p)]
+                            ctypes.c_longlong, ctypes.POINTER(ctypes.c_void_p)]
         self.name, self.params, self.real, self.order = name, params, real, order
 
     def __call__(self, grid, block, args):
@@ -92,10 +95,11 @@ class Launch:
                 for other, b, _ in arrays:
                     assert other == pname or not np.shares_memory(a, b), \
                         f"{self.name}: {pname} (written) shares memory with {other}"
-        count = int(grid[0]) * int(block[0])
+        gx = int(grid[0]) * int(block[0])  # threads along x (blocks of one thread here)
+        count = gx * (int(grid[1]) if len(grid) > 1 else 1)
         order = self.order(count)
         c_argv = (ctypes.c_void_p * len(argv))(*argv)
-        self.fn(order.ctypes.data_as(ctypes.POINTER(ctypes.c_longlong)), count, c_argv)
+        self.fn(order.ctypes.data_as(ctypes.POINTER(ctypes.c_longlong)), count, gx, c_argv)
 
 
 def _wrapper(name: str, params, ctype: str) -> str:
@@ -107,8 +111,9 @@ def _wrapper(name: str, params, ctype: str) -> str:
         else:
             args.append(f"*(const {t}*)argv[{k}]")
     return (f'extern "C" void launch_{name}(const long long* order, long long count, '
-            "void** argv) {\n  blockDim.x = 1; threadIdx.x = 0;\n"
-            "  for (long long q = 0; q < count; ++q) { blockIdx.x = (int)order[q];\n"
+            "long long gx, void** argv) {\n  blockDim.x = 1; threadIdx.x = 0;\n"
+            "  for (long long q = 0; q < count; ++q) {\n"
+            "    blockIdx.x = (int)(order[q] % gx); blockIdx.y = (int)(order[q] / gx);\n"
             f"    {name}<{ctype}>(" + ", ".join(args) + "); }\n}\n")
 
 
@@ -143,15 +148,17 @@ def _library(src: str):
 
 
 class CpuKernels(dict):
-    """{"eq_stage", "eq_rates"} of `sim`'s model built by g++; `order(n)` gives the threads'
-    order in each launch."""
+    """{"eq_stage", "eq_rates"} (and with `batched` "eq_stage_batch") of `sim`'s model built
+    by g++; `order(n)` gives the threads' order in each launch."""
 
-    def __init__(self, sim, order=forward):
+    def __init__(self, sim, order=forward, batched=False):
         super().__init__()
         ctype = {"float64": "double", "float32": "float"}[np.dtype(sim.dtype).name]
         kinds = {"eq_stage": "stage", "eq_rates": "rates"}
+        if batched:
+            kinds["eq_stage_batch"] = "batch"
         params = {k: parameters(sim, v) for k, v in kinds.items()}
-        lib = _library(SHIM + kernel_source(sim)
+        lib = _library(SHIM + kernel_source(sim, batched)
                        + "".join(_wrapper(k, params[k], ctype) for k in kinds))
         real = np.dtype(sim.dtype).type
         for k in kinds:

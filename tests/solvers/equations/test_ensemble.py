@@ -62,3 +62,27 @@ def test_the_sweep_groups_a_model_files_members(tmp_path):
     spec = {"model": mid, "vary": [("a", [0.5, 1.0, 1.5])]}
     assert groups(spec, [0, 1, 2], gpu=True) == [[0, 1, 2]]
     assert groups({**spec, "vary": [("nx", [16, 32])]}, [0, 1], gpu=True) == [[0], [1]]
+
+
+def test_a_sweep_group_defines_the_model_file_in_its_worker(tmp_path):
+    """run_group on a worker process that has not seen the model file (the spec carries its
+    definition, as `pdestudio sweep FILE.toml` writes it): the group defines it, runs the
+    members as one ensemble and writes each member's row equal to its solo run."""
+    from pdestudio.app.sweep import members as run
+    from pdestudio.app.sweep.spec import make_spec
+    from pdestudio.solvers.core import registry
+    mid = solvers.define(BRUSS)
+    spec = make_spec(mid, None, {"integrator": "rk4"}, [("a", [0.8, 1.2])], "numpy",
+                     "float64", None, 15)
+    spec["definition"] = solvers.describe(mid)["definition"]
+    registry.unregister(mid)  # a fresh worker process
+    with pytest.raises(solvers.ParameterError):
+        solvers.describe(mid)
+    rows = run.run_group(spec, [0, 1], str(tmp_path))
+    assert [r["steps"] for r in rows] == [15, 15] and not any(r["diverged"] for r in rows)
+    for r, a in zip(rows, (0.8, 1.2)):
+        solo = solvers.create(mid, backend="numpy", integrator="rk4", a=a)
+        solo.step(15)
+        saved = solvers.load(tmp_path / r["checkpoint"], backend="numpy")
+        assert r["t"] == saved.t == solo.t
+        np.testing.assert_array_equal(saved.fields()["u"], solo.fields()["u"])

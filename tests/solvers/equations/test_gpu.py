@@ -133,3 +133,57 @@ def test_graph_batches_equal_single_steps(integrator):
     assert a.t == b.t and a.steps == b.steps == 451
     for k in a.state:
         assert np.array_equal(a.fields()[k], b.fields()[k]), k
+
+@pytest.mark.parametrize("domain, integrator, dtype", [
+    ("periodic", "rk4", "float64"), ("mixed", "ssprk3", "float64"),
+    ("vertex", "euler", "float64"), ("sphere", "rk4", "float64"),
+    ("mesh-dirichlet", "euler", "float64"), ("periodic", "rk4", "float32"),
+    ("sphere", "euler", "float32")])
+def test_batched_ensemble_equals_solo_fused_runs_and_the_reference(domain, integrator, dtype):
+    """One eq_stage_batch launch per stage for all members (solvers/equations/ensemble.py):
+    each member bit for bit its solo fused run, and its NumPy float64 solo run to round-off
+    (float32: to its precision); the members differ in parameters, seed (random initial
+    states) and step size, so they land on the end time after different step counts."""
+    from .test_ensemble_batched import MEMBERS, MESH_MODEL
+    model = MESH_MODEL if DOMAINS[domain]["kind"] == "mesh" else GRID_MODEL
+    mid = solvers.define({**model, "domain": DOMAINS[domain]})
+    common = {"integrator": integrator, "dtype": dtype}
+    ens = solvers.create_ensemble(mid, MEMBERS, backend="cupy", **common)
+    assert ens.batched
+    t_end = 12.5 * max(ens.dt)
+    ens.advance(t_end)
+    ens.step(7)
+    assert not ens.diverged.any() and len(set(ens.steps)) > 1
+    for m, member in enumerate(MEMBERS):
+        solo = solvers.create(mid, backend="cupy", **common, **member)
+        ref = solvers.create(mid, backend="numpy", integrator=integrator, **member)
+        for s in (solo, ref):
+            s.advance(t_end)
+            s.step(7)
+        got = ens.member(m)
+        assert got.t == solo.t and got.steps == solo.steps
+        if dtype == "float64":  # (float32: Δt from the rounded initial state may differ)
+            assert got.t == ref.t and got.steps == ref.steps
+        for k, v in solo.fields().items():
+            np.testing.assert_array_equal(got.fields()[k], v)
+        assert _rel(got, ref) < (1e-11 if dtype == "float64" else 2e-4)
+
+
+def test_batched_ensemble_divergence_on_the_gpu():
+    src = {**GRID_MODEL, "domain": DOMAINS["periodic"],
+           "parameters": {**GRID_MODEL["parameters"], "b": {"value": 0.9, "min": -1e9}}}
+    mid = solvers.define(src)
+    members = [{"b": 0.9}, {"b": -3e4, "seed": 2}, {"a": 0.3}]
+    ens = solvers.create_ensemble(mid, members, backend="cupy")
+    assert ens.batched
+    ens.step(100)
+    assert list(ens.diverged) == [False, True, False]
+    solo = solvers.create(mid, backend="cupy", **members[1])
+    with pytest.raises(solvers.SimulationDiverged) as e:
+        solo.step(100)
+    assert ens.reasons[1] == str(e.value) and ens.member(1).steps == solo.steps
+    for m in (0, 2):
+        ok = solvers.create(mid, backend="cupy", **members[m])
+        ok.step(100)
+        for k, v in ok.fields().items():
+            np.testing.assert_array_equal(ens.member(m).fields()[k], v)
