@@ -111,6 +111,11 @@ def check_brush(page):
     kernel's fields change, the picture changes along the stroke and (nearly) nowhere else,
     and the picture in the page is the frame the kernel last sent."""
     from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    ranges = page.driver.find_elements(By.CSS_SELECTOR, ".pdestudio-range select")
+    if ranges:  # a fixed colour range: the stroke must not rescale the whole picture
+        Select(ranges[0]).select_by_visible_text("fixed")
     page.element(".pdestudio-pause").click()
     page.wait("the view to pause", lambda: page.run_json(
         "print(_json.dumps(view.running))") is False, timeout=20)

@@ -147,7 +147,8 @@ class LabPage:
 
     # the notebook ---------------------------------------------------------------------------
     def open(self, name):
-        self.driver.get(self.server.url(f"lab/tree/{name}"))
+        # reset: a fresh workspace, not the notebooks an earlier test left open
+        self.driver.get(self.server.url(f"lab/tree/{name}") + "&reset")
         self.wait("the notebook and an idle kernel", lambda: self.js(
             """const w = window.jupyterapp && jupyterapp.shell.currentWidget;
             if (!w || !w.context || w.context.path !== args[0] || !w.content) return false;
@@ -155,6 +156,9 @@ class LabPage:
             return !!k && k.status === 'idle' && w.content.widgets.length > 0;""", name),
             timeout=120, every=0.5)
         self.js("jupyterapp.shell.collapseLeft();")
+
+    def shutdown_kernel(self):
+        self.js("await jupyterapp.shell.currentWidget.sessionContext.shutdown();")
 
     def _cells(self):
         return self.js("""const nb = jupyterapp.shell.currentWidget.content;
