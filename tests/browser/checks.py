@@ -5,7 +5,6 @@ the picture along the stroke only, and the picture in the page is the frame the 
 import json
 import time
 
-import nbformat
 import numpy as np
 
 # Kernel-side helpers the checks run in cells (printed results are read back from the page).
@@ -35,6 +34,7 @@ def _blocks(a, n=8):
 
 def write_notebook(path, cells):
     """cells: (source, tags) pairs."""
+    import nbformat
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
