@@ -132,8 +132,8 @@ class LabPage:
                 return value
             if time.monotonic() > deadline:
                 self.shot("timeout")
-                raise TimeoutError(f"waited {timeout} s for {what}; server log:\n"
-                                   f"{self.server.log_tail(1500)}")
+                raise TimeoutError(f"waited {timeout} s for {what}{self._tracebacks()}; "
+                                   f"server log:\n{self.server.log_tail(1500)}")
             time.sleep(every)
 
     def shot(self, name, show=".pdestudio-live"):
@@ -156,6 +156,15 @@ class LabPage:
             return !!k && k.status === 'idle' && w.content.widgets.length > 0;""", name),
             timeout=120, every=0.5)
         self.js("jupyterapp.shell.collapseLeft();")
+
+    def _tracebacks(self):
+        """Tracebacks the page shows in cell outputs (a widget's callbacks print theirs into
+        its cell's output), for the message of a failed wait."""
+        try:
+            texts = [c["text"] for c in self._cells() if "Traceback" in c["text"]]
+        except Exception:  # the page itself is gone: nothing more to say
+            return ""
+        return "".join(f"\n--- a traceback in the page:\n{t[-2500:]}" for t in texts)
 
     def shutdown_kernel(self):
         self.js("await jupyterapp.shell.currentWidget.sessionContext.shutdown();")
