@@ -1,5 +1,6 @@
 """The sweep's table and contact sheet, rebuilt from the finished members' row files (so a
-rerun, a Ctrl-C or a crash of one worker never leaves them inconsistent)."""
+rerun, a Ctrl-C or a crash of one worker never leaves them inconsistent), and `read_sweep`, a
+folder's spec and rows for the window's sweep gallery and the notebook's thumbnail grid."""
 from __future__ import annotations
 
 import io
@@ -62,3 +63,33 @@ def write_contact(out, rows: list[dict], vary: list) -> Path:
     with atomic_write(path) as f:
         f.write(buf.getvalue())
     return path
+
+
+def read_sweep(folder) -> tuple[dict, list[dict]]:
+    """(spec, rows) of a sweep folder: sweep.json and results.parquet (or the members' row
+    files when the table is missing). Raises ValueError naming what is wrong."""
+    folder = Path(folder)
+    spec_file = folder / "sweep.json"
+    if not spec_file.is_file():
+        raise ValueError(f"'{folder}' is not a sweep folder (no sweep.json); make one with "
+                         "pdestudio sweep MODEL --vary ... --out DIR")
+    try:
+        spec = json.loads(spec_file.read_text())
+        names = [n for n, _ in spec["vary"]]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{spec_file}: not a sweep spec ({e})") from None
+    table = folder / "results.parquet"
+    if table.is_file():
+        import pyarrow.parquet as pq
+        try:
+            rows = pq.read_table(table).to_pylist()
+        except Exception as e:  # noqa: BLE001  (a damaged table: say which file)
+            raise ValueError(f"{table}: cannot be read ({e})") from None
+    else:
+        rows = read_rows(folder)
+    if not rows:
+        raise ValueError(f"'{folder}': no finished members yet")
+    for r in rows:
+        r["_label"] = ", ".join(f"{n}={r.get(n):.4g}" if isinstance(r.get(n), float)
+                                else f"{n}={r.get(n)}" for n in names)
+    return spec, rows

@@ -5,7 +5,6 @@ File > Open checkpoint… continues from any checkpoint file (`--save`, a sweep 
 export's .npz)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
@@ -13,36 +12,7 @@ from PySide6.QtGui import QAction, QIcon, QPixmap
 from PySide6.QtWidgets import (QDialog, QFileDialog, QLabel, QListWidget, QListWidgetItem,
                                QVBoxLayout)
 
-
-def read_sweep(folder) -> tuple[dict, list[dict]]:
-    """(spec, rows) of a sweep folder: sweep.json and results.parquet (or the members' row
-    files when the table is missing). Raises ValueError naming what is wrong."""
-    folder = Path(folder)
-    spec_file = folder / "sweep.json"
-    if not spec_file.is_file():
-        raise ValueError(f"'{folder}' is not a sweep folder (no sweep.json); make one with "
-                         "pdestudio sweep MODEL --vary ... --out DIR")
-    try:
-        spec = json.loads(spec_file.read_text())
-        names = [n for n, _ in spec["vary"]]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{spec_file}: not a sweep spec ({e})") from None
-    table = folder / "results.parquet"
-    if table.is_file():
-        import pyarrow.parquet as pq
-        try:
-            rows = pq.read_table(table).to_pylist()
-        except Exception as e:  # noqa: BLE001  (a damaged table: say which file)
-            raise ValueError(f"{table}: cannot be read ({e})") from None
-    else:
-        from ..sweep.results import read_rows
-        rows = read_rows(folder)
-    if not rows:
-        raise ValueError(f"'{folder}': no finished members yet")
-    for r in rows:
-        r["_label"] = ", ".join(f"{n}={r.get(n):.4g}" if isinstance(r.get(n), float)
-                                else f"{n}={r.get(n)}" for n in names)
-    return spec, rows
+from ..sweep.results import read_sweep
 
 
 class SweepGallery(QDialog):
