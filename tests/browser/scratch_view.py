@@ -88,7 +88,9 @@ class ScratchView(w.VBox):
             self._thread.join()
         self.running = False
 
-    close_solver = pause
+    def close(self):
+        self.pause()
+        super().close()
 
     def _work(self):
         while not self._stop.is_set():
