@@ -267,6 +267,16 @@ class _Distributed:
             return sim
         return collectively(self.comm, build)
 
+    def gathered_state(self, root: int = 0):
+        """What a checkpoint holds, gathered on `root` without building a whole-grid simulation
+        (no set-up of the whole grid: for grids that rank 0 can hold but not set up twice);
+        `.save(path)` writes the same checkpoint as `gathered().save(path)`. None elsewhere.
+        Collective."""
+        state = {k: self.comm.gather_rows(v, root) for k, v in self.state.items()}
+        if self.comm.rank != root:
+            return None
+        return _GatheredState(self, state)
+
     def decimated(self, every: int, root: int = 0):
         """Like `gathered`, but of every `every`-th row and column (a copy of ceil(ny/every) ×
         ceil(nx/every) cells, for pictures of grids too large to gather whole; the model's
@@ -301,6 +311,31 @@ class _Distributed:
         one included). Collective."""
         g = self.gathered()
         collectively(self.comm, lambda: g.save(path, include_fields) if g is not None else None)
+
+
+class _GatheredState:
+    """A decomposed simulation's whole state on rank 0, as core/checkpoint.py writes it."""
+
+    backend = "numpy"
+
+    def __init__(self, sim, state):
+        from .backend import resolve
+        self.model, self.scenario_name, self.dtype = sim.model, sim.scenario_name, sim.dtype
+        self.params, self.t, self.steps, self.state = sim.params, sim.t, sim.steps, state
+        self._aux = sim._aux_state()
+        self._be = resolve("numpy")
+        src = getattr(sim, "definition_source", None)
+        if src is not None:
+            self.definition_source = src
+
+    def _aux_state(self):
+        return self._aux
+
+    def save(self, path, include_fields: bool = False) -> None:
+        from . import checkpoint
+        if include_fields:
+            raise ValueError("a gathered state holds no fields: use gathered()")
+        checkpoint.write(self, path)
 
 
 _classes: dict = {}
