@@ -188,9 +188,10 @@ def _run(a, ranks=None) -> int:
                 written = outputs.finish(sim)
             else:  # the whole state gathered on rank 0, which alone writes
                 decimate = bool(a.export_image) and ranks.every(sim) > 1
-                whole = ranks.whole(sim, bool(a.export_data or (a.export_image and not decimate)))
-                if whole is None and a.save:  # a checkpoint alone: no whole-grid set-up
-                    whole = sim.gathered_state()
+                needed = bool(a.export_data or (a.export_image and not decimate))
+                whole = ranks.whole(sim, needed)
+                if a.save and not needed:  # a checkpoint alone: no whole-grid set-up
+                    whole = sim.gathered_state()  # (collective: every rank decides alike)
                 picture = ranks.picture(sim) if decimate else None
                 written = outputs.finish(whole or sim, picture) if ranks.root else []
         except MemoryError:
