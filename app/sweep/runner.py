@@ -90,11 +90,12 @@ def gpu_cluster(n: int, gpus: int):
     (`gpu_env`; the fallback where dask-cuda is not installed). Worker names: gpu-0, gpu-1..."""
     from distributed import Nanny, Scheduler, SpecCluster
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    workers = {f"gpu-{k}": {"cls": Nanny, "options": {"nthreads": 1,
-                                                      "env": gpu_env(k, gpus, visible)}}
-               for k in range(n)}
-    return SpecCluster(workers=workers, silence_logs=logging.ERROR,
-                       scheduler={"cls": Scheduler, "options": {"dashboard_address": None}})
+    workers = {f"gpu-{k}": {"cls": Nanny, "options": {
+        "nthreads": 1, "env": gpu_env(k, gpus, visible), "silence_logs": logging.ERROR,
+        "dashboard": False}} for k in range(n)}
+    return SpecCluster(workers=workers, silence_logs=logging.ERROR, scheduler={
+        "cls": Scheduler, "options": {"dashboard": False, "dashboard_address": ":0",
+                                      "host": "127.0.0.1"}})
 
 
 def client_for(scheduler: str | None, workers: int | None, gpus: int):

@@ -99,3 +99,22 @@ def test_the_command_line_keeps_checkpoints_without_thumbnails(tmp_path):
     assert summary["ran"] == 2 and summary["contact"] is None and summary["cluster"] == "cpu"
     assert sorted(x.name for x in out.glob("members/0000/*")) == ["final.npz", "row.json"]
     assert solvers.load(out / "members/0001/final.npz", backend="numpy").steps == 2
+
+
+def test_the_two_gpu_benchmark_runs_in_its_cpu_mode(tmp_path):
+    """benchmarks/distributed/sweep_gpus.py (the lead runs it on a 2-GPU machine): its --cpu
+    smoke mode goes through the same cluster, grouping and members, and writes its JSON."""
+    out = tmp_path / "sg.json"
+    p = subprocess.run([sys.executable, "-m", "benchmarks.distributed.sweep_gpus", "--cpu",
+                        "--members", "4", "--vertices", "200", "--steps", "2", "--out",
+                        str(out)], capture_output=True, text=True, cwd=ROOT, timeout=240,
+                       stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = json.loads(out.read_text())
+    one, two = res["runs"]
+    assert (one["gpus"], one["tasks"], one["gpus_used"]) == (1, 1, ["0"])
+    assert (two["gpus"], two["tasks"], two["task_sizes"], two["gpus_used"]) == \
+        (2, 2, [2, 2], ["0", "1"])
+    assert one["members"] == two["members"] == 4 and one["steps"] == two["steps"] == [2]
+    assert two["ratio"] == pytest.approx(two["members_per_hour"] / one["members_per_hour"])
+    assert "members/hour" in p.stdout and "ratio" in p.stdout
