@@ -91,9 +91,12 @@ def check(tmp_path, ranks, refs):
             diff = np.abs(got.astype(float) - f["phi"]).max()
             assert np.array_equal(got, f["phi"]), f"{pre} {key}: max |diff| {diff}"
         assert np.array_equal(d["run/mean_curvature"], f["mean_curvature"]), key
-        q = ref.quantities()
-        assert np.array_equal(d["quantities"], [q[k] for k in sorted(q)], equal_nan=True), key
-        if ref.backend == "numpy":
+        q = [v for _, v in sorted(ref.quantities().items())]
+        if ref.backend != "numpy":  # rank 0 computes them with NumPy from the gathered field
+            assert np.allclose(d["quantities"], q, rtol=1e-6, atol=0, equal_nan=True), key
+            assert float(d["area"]) == pytest.approx(ref.surface_area(), rel=1e-5), key
+        else:
+            assert np.array_equal(d["quantities"], q, equal_nan=True), key
             assert float(d["area"]) == ref.surface_area(), key
             assert float(d["energy"]) == ref.willmore_energy(), key
             # the checkpoint the ranks wrote at T1 holds the whole field; it continues on one
