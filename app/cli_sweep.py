@@ -24,7 +24,17 @@ def add_parser(sub, shared_options, verbosity_options):
     when.add_argument("--steps", type=int, metavar="N", help="time steps each member takes")
     s.add_argument("--out", required=True, metavar="DIR", help="the sweep's folder (created)")
     s.add_argument("--workers", type=int, metavar="N",
-                   help="local worker processes (default: one per GPU, else one per core)")
+                   help="local worker processes (default: one per GPU, each pinned to its own "
+                        "GPU, else one per core)")
+    s.add_argument("--gpus", type=int, metavar="N",
+                   help="use the first N GPUs (default: every GPU CuPy sees; one worker each, "
+                        "and the ensembles cut so that each GPU runs one)")
+    s.add_argument("--no-checkpoints", action="store_true",
+                   help="thin output: no members/NNNN/final.npz (the row and the thumbnail "
+                        "stay); for sweeps bound by writing")
+    s.add_argument("--no-thumbnails", action="store_true",
+                   help="thin output: no members/NNNN/thumb.png and no contact sheet (the row "
+                        "and the checkpoint stay)")
     s.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run on an existing Dask scheduler instead of a local cluster")
     s.add_argument("--solo", action="store_true",
@@ -46,6 +56,8 @@ def cmd_sweep(a) -> int:
                          + ", ".join(solvers.available_models()))
     if a.workers is not None and a.workers < 1:
         raise UsageError(f"--workers {a.workers}; allowed: an integer >= 1")
+    if a.gpus is not None and a.gpus < 1:
+        raise UsageError(f"--gpus {a.gpus}; allowed: an integer >= 1")
     if a.steps is not None and a.steps < 0:
         raise UsageError(f"--steps {a.steps}; allowed: an integer >= 0")
     if a.until is not None and not a.until >= 0:
@@ -61,8 +73,10 @@ def cmd_sweep(a) -> int:
     definition = solvers.describe(a.model).get("definition")
     if definition is not None:  # a model file: the workers define it too
         spec["definition"] = definition
+    outputs = [o for o, off in (("checkpoint", a.no_checkpoints),
+                                ("thumbnail", a.no_thumbnails)) if not off]
     summary = run_sweep(spec, a.out, workers=a.workers, scheduler=a.scheduler,
-                        batch=not a.solo)
+                        batch=not a.solo, gpus=a.gpus, outputs=outputs)
     log.info("sweep: %d members, %d skipped (finished before), %d ran, %d diverged, %d failed; "
              "%.1f s, %.0f members/hour; %s, %s", summary["members"], summary["skipped"],
              summary["ran"], summary["diverged"], len(summary["failed"]), summary["wall_s"],

@@ -29,7 +29,7 @@ def write_table(out, rows: list[dict], vary: list) -> Path:
     import pyarrow.parquet as pq
     names = [n for n, _ in vary]
     fixed_cols = ["member", *names, "model", "scenario", "backend", "dtype", "t", "steps",
-                  "wall_s", "diverged", "reason", "checkpoint", "thumbnail"]
+                  "wall_s", "diverged", "reason", "checkpoint", "thumbnail", "gpu"]
     q_cols = sorted({k for r in rows for k in r if k.startswith("q:")})
     cols = {c: [r.get(c) for r in rows] for c in fixed_cols + q_cols}
     for c in q_cols:

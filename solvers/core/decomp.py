@@ -85,6 +85,10 @@ class _Whole:
     def min(x):
         return x
 
+    @staticmethod
+    def max(x):
+        return x
+
 
 WHOLE = _Whole()
 
@@ -125,6 +129,13 @@ class Strip:
 
     def min(self, x):
         return self.comm.allreduce_min(x)
+
+    def max(self, x):
+        """The exact maximum over the ranks of the float each computes (an error estimate's
+        max |…|); NaN counts as +inf, so a non-finite value on any rank is one everywhere (MPI's
+        MAX does not propagate NaN)."""
+        x = float(x)
+        return self.comm.allreduce_max(x if x == x else float("inf"))
 
     def describe(self) -> dict:
         return {"ranks": self.comm.size, "split": "rows (y)", "rows": self.counts,
@@ -302,14 +313,19 @@ class _Distributed:
             return sim
         return collectively(self.comm, build)
 
-    def quantities(self):
+    def on_gathered(self, fn):
+        """fn(the gathered one-process simulation) computed on rank 0 and returned on every rank:
+        a sum over the grid in the one-process order, bit for bit. Collective."""
         g = self.gathered()
-        return self.comm.bcast(g.quantities() if g is not None else None)
+        return self.comm.bcast(collectively(self.comm, lambda: fn(g) if g is not None else None))
+
+    def quantities(self):
+        return self.on_gathered(lambda g: g.quantities())
 
     def save(self, path, include_fields: bool = False) -> None:
         """The whole state in one checkpoint, written by rank 0 (loads on any number of ranks,
         one included). Collective."""
-        g = self.gathered()
+        g = self.gathered() if include_fields else self.gathered_state()
         collectively(self.comm, lambda: g.save(path, include_fields) if g is not None else None)
 
 

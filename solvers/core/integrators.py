@@ -45,6 +45,10 @@ class RungeKuttaMerson:
     """
 
     max_growth = 5.0
+    # the maximum over all parts of a state split over processes (core/decomp.py, `Strip.max`:
+    # exact, so every rank accepts, rejects and sizes its steps as one process would); None: the
+    # state is whole
+    reduce_max = None
 
     def __init__(self, tolerance: float, tau: float):
         self.tolerance = float(tolerance)
@@ -62,7 +66,8 @@ class RungeKuttaMerson:
             k3 = tau * rhs(t + tau / 3, u + (k1 + k2) / 6)
             k4 = tau * rhs(t + tau / 2, u + k1 / 8 + 0.375 * k3)
             k5 = tau * rhs(t + tau, u + 0.5 * k1 - 1.5 * k3 + 2 * k4)
-            e = float(xp.max(xp.abs(0.2 * k1 - 0.9 * k3 + 0.8 * k4 - 0.1 * k5))) / 3
+            e = float(xp.max(xp.abs(0.2 * k1 - 0.9 * k3 + 0.8 * k4 - 0.1 * k5)))
+            e = (e if self.reduce_max is None else self.reduce_max(e)) / 3
             accepted, new_tau = self.control(e, tau)
             if accepted:
                 self.tau = max(new_tau, self.tau) if clamped else new_tau

@@ -57,9 +57,12 @@ class ExactSolution:
     `coef` holds the fields [g, B, a1, a3, a5, a7, a9, b1, b3] (Willmore) or [g, B, b1, b3]
     (mean curvature), shape (rows, N2+1, N1+1), in the run's dtype."""
 
-    def __init__(self, x, y, r: float, n: int, sigma: float, willmore: bool, xp, dtype):
+    def __init__(self, x, y, r: float, n: int, sigma: float, willmore: bool, xp, dtype,
+                 rows=slice(None)):
+        """rows: the node rows to hold (a strip of a decomposed run: its rows and halos); the
+        table of y is computed for all of y, then cut, so a row's values do not depend on it."""
         self.tx = derivative_table(x, r, n, sigma)
-        self.ty = derivative_table(y, r, n, sigma)
+        self.ty = derivative_table(y, r, n, sigma)[:, rows]
         self.willmore = willmore
         self.xp = xp
         kmax = 4 if willmore else 2

@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from ..core.decomp import WHOLE, GridSplit
+from ..core.errors import ParameterError
 from ..core.params import Param, Scenario
 from ..core.registry import register
 from ..core.scheme import SchemeEntry, SchemeTable
@@ -28,6 +30,7 @@ from .imex import IMEXReference
 from .imex_fused import FusedIMEX
 from .reference import (RKMReference, mean_curvature_field, neumann_fill, step_controller,
                         surface_area, willmore_energy)
+from .strips import NodeRows
 
 # The error estimates of RKM and of the IMEX step doubling carry round-off up to about
 # 0.8 x machine epsilon x max|phi| (float32, measured on eoc-exact and sine-rings, 64² to 256²:
@@ -120,11 +123,23 @@ class CurvatureFlow(Simulation):
         x, y, self.h1, self.h2 = scenarios.nodes(n1, n2, lx, p["Ly"] if p["Ly"] is not None else lx)
         self.mesh = Grid2D(x, y)
         self.neumann = p["boundary"] == "neumann"
+        # decomposed (core/decomp.py): this rank's node rows and its halos (strips.py)
+        self.domain = getattr(self, "domain", WHOLE)
+        self.nodes = NodeRows(self.domain)
+        if self.domain is not WHOLE and min(self.domain.counts) < 2:
+            raise ParameterError(
+                f"{self.model}: {self.domain.comm.size} ranks split the {n2 + 1} node rows into "
+                f"strips of {min(self.domain.counts)}; a strip needs at least 2 (its boundary "
+                f"fill reads the next row); allowed: at most {(n2 + 1) // 2} ranks for "
+                f"ny = {n2}, or a larger ny")
         self.exact = scenarios.exact_solution(self.scenario_name, x, y, p, self.willmore,
-                                              self.xp, self.dtype)
-        self.state["phi"] = scenarios.initial_phi(x, y, self.exact, self.neumann, self.xp,
-                                                  self.dtype)
+                                              self.xp, self.dtype, self.nodes.ext)
+        self.state["phi"] = scenarios.initial_phi(
+            x, y, self.exact, self.neumann, self.xp, self.dtype,
+            None if self.nodes.whole else self.nodes)
         self.controller = step_controller(self)
+        if self.domain is not WHOLE:  # the error estimate's max over all ranks: exact
+            self.controller.reduce_max = self.domain.max
         self.controller.tolerance = self.tolerance_in_use()
 
     # ---- the adaptive step ----------------------------------------------------------------
@@ -145,7 +160,7 @@ class CurvatureFlow(Simulation):
         """The smallest tolerance the error estimates resolve in this dtype: ROUNDOFF_FLOOR ×
         machine epsilon × max|φ| (max|φ| of the state when the run was set up, the tolerance
         changed, φ was set or a state restored)."""
-        amp = float(self.xp.abs(self.state["phi"]).max())
+        amp = self.domain.max(float(self.xp.abs(self.state["phi"]).max()))
         return ROUNDOFF_FLOOR * float(np.finfo(np.dtype(self.dtype)).eps) * amp
 
     def tolerance_in_use(self) -> float:
@@ -205,12 +220,15 @@ class CurvatureFlow(Simulation):
     # ---- fields --------------------------------------------------------------------------
     def _fields(self) -> dict:
         phi = self.state["phi"]
-        return {"phi": phi, "mean_curvature": mean_curvature_field(phi, self.h1, self.h2, self.xp)}
+        # (decomposed: the neighbours' rows are exchanged, so fields() is collective there)
+        ext = self.nodes.extend(phi, self.xp)
+        return {"phi": phi, "mean_curvature": self.nodes.cut(
+            mean_curvature_field(ext, self.h1, self.h2, self.xp))}
 
     def _set_field(self, name, arr) -> None:
-        a = np.array(arr, dtype=np.float64)
+        a = np.array(arr, dtype=np.float64)  # decomposed: this rank's rows of the whole field
         if self.neumann:
-            neumann_fill(a)
+            neumann_fill(a, self.nodes.top, self.nodes.bottom)
         super()._set_field(name, a)
         self.controller.tolerance = self.tolerance_in_use()
 
@@ -218,15 +236,20 @@ class CurvatureFlow(Simulation):
         """Host copy of the exact solution ζ(t) (eoc-exact; None for other scenarios)."""
         if self.exact is None:
             return None
-        z = self.exact.zeta(self.t if t is None else t)
+        z = self.nodes.cut(self.exact.zeta(self.t if t is None else t))
         return self._be.asnumpy(z)
 
     def surface_area(self) -> float:
-        """∫ Q dx over the interior control volumes (node Q (49) × h1 h2)."""
+        """∫ Q dx over the interior control volumes (node Q (49) × h1 h2). Decomposed: summed on
+        rank 0 from the gathered field, as on one process (collective)."""
+        if self.domain is not WHOLE:
+            return self.on_gathered(lambda g: g.surface_area())
         return surface_area(self.state["phi"], self.h1, self.h2, self.xp)
 
     def willmore_energy(self) -> float:
-        """∫ H² dS = ∫ H² Q dx over the interior control volumes."""
+        """∫ H² dS = ∫ H² Q dx over the interior control volumes (decomposed: as surface_area)."""
+        if self.domain is not WHOLE:
+            return self.on_gathered(lambda g: g.willmore_energy())
         return willmore_energy(self.state["phi"], self.h1, self.h2, self.xp)
 
     def work(self):
@@ -241,6 +264,18 @@ class CurvatureFlow(Simulation):
     device_memory_per_cell = 640
 
 
+def _node_shape(p) -> tuple[int, int]:
+    """(N2+1, N1+1): the node grid a decomposed run splits into strips of rows."""
+    return ((p["ny"] if p["ny"] is not None else p["nx"]) + 1, p["nx"] + 1)
+
+
+def _refuse(p) -> str | None:
+    if p["integrator"] == "imex":
+        return ("integrator=imex runs on one process: its FFT solve is global; allowed "
+                "decomposed: rkm (integrator=rkm)")
+    return None
+
+
 @register
 class MeanCurvatureFlow(CurvatureFlow):
     model = "mean-curvature"
@@ -248,6 +283,10 @@ class MeanCurvatureFlow(CurvatureFlow):
     description = ("φ_t = Q ∇·(∇φ/Q) + F: complementary finite volumes, adaptive Runge–Kutta–"
                    "Merson ([P0], docs/MODELS.md, Oberhuber, Suzuki & Žabka).")
     bench_sizes = (256, 512, 1024)
+    # decomposed runs (core/decomp.py, docs/DISTRIBUTED.md): strips of node rows; scheme (17)
+    # reads one row across a strip's edge
+    decomposition = GridSplit(shape=lambda p: _node_shape(p), halo=lambda p: 1,
+                              refuse=lambda p: _refuse(p))
 
 
 @register
@@ -258,5 +297,8 @@ class WillmoreFlow(CurvatureFlow):
                    "volumes, adaptive Runge–Kutta–Merson ([P0], docs/MODELS.md).")
     willmore = True
     bench_sizes = (128, 256)
+    # w = Q∇·(∇φ/Q) then the same stencil on w: two rows across a strip's edge
+    decomposition = GridSplit(shape=lambda p: _node_shape(p), halo=lambda p: 2,
+                              refuse=lambda p: _refuse(p))
     memory_per_cell = 352  # peak host bytes per cell, float64 (core/memory.py)
     device_memory_per_cell = 768

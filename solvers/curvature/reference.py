@@ -75,10 +75,14 @@ def willmore_rhs(phi, w, h1: float, h2: float, xp):
     return -Q * div
 
 
-def neumann_fill(a):
-    """Copy the inner neighbours onto the boundary nodes, (19)–(20) and (24)–(25), in place."""
-    a[0, :] = a[1, :]
-    a[-1, :] = a[-2, :]
+def neumann_fill(a, top: bool = True, bottom: bool = True):
+    """Copy the inner neighbours onto the boundary nodes, (19)–(20) and (24)–(25), in place.
+    top / bottom False: the first / last row is not a boundary (a strip's inner edge of a
+    decomposed run, strips.py) and is left as it is."""
+    if top:
+        a[0, :] = a[1, :]
+    if bottom:
+        a[-1, :] = a[-2, :]
     a[:, 0] = a[:, 1]
     a[:, -1] = a[:, -2]
     return a
@@ -164,7 +168,9 @@ def _operator(sim, t: float, phi):
 
 class RKMReference(SchemeBase):
     """Adaptive Runge–Kutta–Merson (the simulation's controller `sim.controller`) on the
-    right-hand side `rhs` below (array code)."""
+    right-hand side `rhs` below (array code). Decomposed (`sim.nodes`, strips.py) it steps the
+    owned node rows: `rhs` runs on them extended by the neighbours' halo rows, and the
+    controller's error estimate is the maximum over the ranks."""
 
     def step(self, t, dt_limit):
         sim = self.sim
@@ -177,11 +183,13 @@ class RKMReference(SchemeBase):
     def rhs(self, t: float, u):
         """f(t, u) of the method of lines (26) on all nodes."""
         sim = self.sim
-        phi = neumann_fill(u.copy()) if sim.neumann else u
-        f = sim.xp.empty_like(u)
+        nodes = sim.nodes
+        ext = nodes.extend(u, sim.xp)  # one process: u itself
+        phi = neumann_fill(ext.copy(), nodes.top, nodes.bottom) if sim.neumann else ext
+        f = sim.xp.empty_like(ext)
         f[1:-1, 1:-1] = interior_rhs(sim, t, phi)
         if sim.neumann:
             neumann_fill(f)
         else:  # dg/dt: ζ_t for eoc-exact, 0 for fixed data
             set_boundary(f, sim.exact.zeta_t(t) if sim.exact is not None else None)
-        return f
+        return nodes.cut(f)

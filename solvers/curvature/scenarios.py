@@ -32,23 +32,26 @@ def nodes(n1: int, n2: int, lx: float, ly: float):
             (ay - -ay) / n2)
 
 
-def exact_solution(scenario: str, x, y, params, willmore: bool, xp, dtype):
-    """The exact solution ζ with its forcing (eoc-exact), None for the other scenarios."""
+def exact_solution(scenario: str, x, y, params, willmore: bool, xp, dtype, rows=slice(None)):
+    """The exact solution ζ with its forcing (eoc-exact) on the node rows `rows` (default all),
+    None for the other scenarios."""
     if scenario != "eoc-exact":
         return None
     return ExactSolution(x, y, params["zeta_r"], params["zeta_n"], params["zeta_sigma"],
-                         willmore, xp, dtype)
+                         willmore, xp, dtype, rows)
 
 
-def initial_phi(x, y, exact, neumann: bool, xp, dtype):
-    """φ at t = 0: ζ(0) where there is an exact solution, else the sine rings; with Neumann
-    boundaries the boundary nodes copy their inner neighbours."""
+def initial_phi(x, y, exact, neumann: bool, xp, dtype, rows=None):
+    """φ at t = 0: ζ(0) where there is an exact solution (on the rows it holds), else the sine
+    rings; with Neumann boundaries the boundary nodes copy their inner neighbours. `rows`
+    (strips.NodeRows, decomposed runs): φ on its extended rows, then cut to the owned ones."""
     if exact is not None:
         phi0 = exact.zeta(0.0)
     else:
-        X, Y = np.meshgrid(x, y)
+        X, Y = np.meshgrid(x, y if rows is None else y[rows.ext])
         phi0 = xp.asarray(np.sin(3 * math.pi * np.hypot(X, Y)), dtype=dtype)
     phi0 = xp.array(phi0, dtype=dtype)
     if neumann:
+        # (a strip's inner edges: the halo rows this overwrites are cut off below)
         neumann_fill(phi0)
-    return phi0
+    return phi0 if rows is None else rows.cut(phi0).copy()

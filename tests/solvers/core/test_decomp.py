@@ -44,7 +44,7 @@ def test_one_rank_decomposed_equals_the_plain_run(order, dtype):
 
 def test_a_model_without_a_split_is_refused_by_name():
     with pytest.raises(solvers.ParameterError, match="'gray-scott' cannot run decomposed.*"
-                       "models that can: shallow-water"):
+                       "models that can: mean-curvature, willmore, shallow-water"):
         solvers.create("gray-scott", backend="numpy", comm=SelfComm())
 
 

@@ -1,0 +1,129 @@
+"""A parameter sweep on one GPU against the same sweep on two GPUs of the same machine (issue 29,
+item 5; docs/DISTRIBUTED.md, "Sweeps on several GPUs"): 64 gray-scott members (F × k, 8 × 8) of
+20,000 vertices each, run as batched ensembles by the sweep's own code (app/sweep: the local
+cluster with one worker pinned to each GPU, the ensembles cut into one task per GPU). Prints
+members/hour for each GPU count and the ratio, and writes them as JSON:
+
+    python -m benchmarks.distributed.sweep_gpus --out sweep_gpus.json            # 2-GPU machine
+    python -m benchmarks.distributed.sweep_gpus --cpu --members 4 --vertices 200 --steps 2 \\
+        --out cpu.json                                   # the code path on the CPU (a smoke run)
+
+Each measurement starts the cluster, warms every worker up (CUDA context, kernels, a 2-member
+ensemble of one step on each worker), then times the sweep itself: the tasks submitted until the
+last member's row is written (thin outputs: rows only, unless --full-outputs). The cluster's start
+is reported apart (start_s). --cpu: NumPy members on workers that a stand-in GPU count pins as if
+there were GPUs (CUDA_VISIBLE_DEVICES per worker): it checks the path, not the speed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def make_spec(args, backend: str) -> dict:
+    from pdestudio.app.sweep import spec as specs
+    side = max(1, round(math.sqrt(args.members)))
+    nf, nk = side, -(-args.members // side)
+    fs = [round(0.026 + 0.024 * i / max(nf - 1, 1), 5) for i in range(nf)]
+    ks = [round(0.055 + 0.010 * i / max(nk - 1, 1), 5) for i in range(nk)]
+    return specs.make_spec("gray-scott", None, {"vertices": args.vertices},
+                           [("F", fs), ("k", ks)], backend, args.dtype, None, args.steps)
+
+
+def measure(spec: dict, gpus: int, work: Path, outputs) -> dict:
+    from distributed import wait
+
+    from pdestudio.app.sweep import members as run
+    from pdestudio.app.sweep import runner
+    from pdestudio.app.sweep import spec as specs
+    t0 = time.perf_counter()
+    client, cluster, kind = runner.client_for(None, None, gpus)
+    try:
+        workers = sorted(client.scheduler_info()["workers"])
+        warm_spec = dict(spec, steps=1)
+        warm = [client.submit(run.run_group, warm_spec, [0, 1], str(work / f"warm{gpus}-{i}"),
+                              (), workers=[w], allow_other_workers=False, pure=False)
+                for i, w in enumerate(workers)]
+        wait(warm)
+        for f in warm:
+            f.result()  # a failed warm-up raises here
+        start_s = time.perf_counter() - t0
+        out = work / f"gpus{gpus}"
+        out.mkdir(parents=True)
+        specs.check_folder(out, spec)
+        todo = list(range(len(specs.members(spec))))
+        tasks = run.groups(spec, todo, gpu=True, parts=gpus)
+        t1 = time.perf_counter()
+        futs = [client.submit(run.run_group, spec, g, str(out), tuple(outputs), pure=False)
+                for g in tasks]
+        rows = [r for res in client.gather(futs) for r in res]
+        wall = time.perf_counter() - t1
+    finally:
+        client.close()
+        cluster.close()
+    return {"gpus": gpus, "cluster": kind, "workers": len(workers), "tasks": len(tasks),
+            "task_sizes": [len(g) for g in tasks], "members": len(rows), "wall_s": wall,
+            "members_per_hour": 3600 * len(rows) / wall, "start_s": start_s,
+            "gpus_used": sorted({r["gpu"] for r in rows}),
+            "diverged": sum(bool(r["diverged"]) for r in rows),
+            "steps": sorted({r["steps"] for r in rows})}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="JSON file written with the results")
+    ap.add_argument("--members", type=int, default=64)
+    ap.add_argument("--vertices", type=int, default=20000)
+    ap.add_argument("--steps", type=int, default=20000, help="steps each member takes")
+    ap.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    ap.add_argument("--gpus", default="1,2", help="GPU counts to compare (first: the baseline)")
+    ap.add_argument("--full-outputs", action="store_true",
+                    help="members write their checkpoint and thumbnail too")
+    ap.add_argument("--cpu", action="store_true",
+                    help="NumPy members on workers pinned as if there were GPUs (smoke run)")
+    ap.add_argument("--workdir", help="where the sweeps write (default: a temporary folder)")
+    args = ap.parse_args(argv)
+    counts = [int(c) for c in args.gpus.split(",")]
+    from pdestudio.app.sweep import runner
+    if args.cpu:
+        os.environ["PDESTUDIO_NO_GPU"] = "1"  # inherited by the workers: NumPy members
+        runner.gpu_count = lambda: max(counts)
+        backend = "auto"
+    else:
+        backend = "cupy"
+        have = runner.gpu_count()
+        if have < max(counts):
+            print(f"sweep_gpus: this machine has {have} usable GPU(s); --gpus {args.gpus} "
+                  "needs " + str(max(counts)) + " (or run with --cpu)", file=sys.stderr)
+            return 2
+    spec = make_spec(args, backend)
+    outputs = ("checkpoint", "thumbnail") if args.full_outputs else ()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        runs = []
+        for g in counts:
+            r = measure(spec, g, Path(tmp), outputs)
+            runs.append(r)
+            print(f"{g} GPU{'s' if g > 1 else ''}: {r['members']} members in {r['wall_s']:.2f} s "
+                  f"({r['members_per_hour']:.0f} members/hour; {r['tasks']} tasks of "
+                  f"{r['task_sizes']}, on GPUs {r['gpus_used']}; cluster {r['cluster']} started "
+                  f"in {r['start_s']:.1f} s)", flush=True)
+    base = runs[0]["members_per_hour"]
+    for r in runs:
+        r["ratio"] = r["members_per_hour"] / base
+    print("ratio " + ", ".join(f"{r['gpus']} GPU(s): {r['ratio']:.2f}x" for r in runs))
+    result = {"benchmark": "sweep_gpus", "model": "gray-scott", "members": args.members,
+              "vertices": args.vertices, "steps": args.steps, "dtype": args.dtype,
+              "backend": backend if not args.cpu else "numpy (cpu mode)",
+              "outputs": list(outputs), "runs": runs}
+    Path(args.out).write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
