@@ -85,7 +85,7 @@ class ThumbnailGrid(w.VBox):
         self._stop = threading.Event()
         self._q: queue.Queue = queue.Queue()
         self.running = False
-        self._loop = main_loop()
+        self._main_loop = main_loop()
         if isinstance(obj, (str, Path)):
             self.folder, self.ensemble = Path(obj), None
             self.spec, rows = _read(self.folder)
@@ -97,7 +97,7 @@ class ThumbnailGrid(w.VBox):
             n, names = obj.size, solvers.describe(obj.model)["ensemble"]
         self.field = solvers.describe(self.model)["default_field"]
         self._names = names
-        self.thumbs = [Thumb(m, lambda m: in_main(self._loop, self.open_member, m))
+        self.thumbs = [Thumb(m, lambda m: in_main(self._main_loop, self.open_member, m))
                        for m in range(n)]
         self.title = w.HTML()
         buttons = []
