@@ -278,7 +278,7 @@ class LiveView(w.VBox):
 
     def _request_draw(self) -> None:
         if not self._closed:
-            self.canvas.update()
+            self.canvas.native.request_draw()  # (not canvas.update(): see _get_frame)
 
     def _on_message(self, text: str, error: bool) -> None:
         self.messages.append((text, bool(error)))
@@ -393,7 +393,9 @@ class LiveView(w.VBox):
         """The canvas's frame for the browser: the newest frame of the solver uploaded into
         the view's textures, then VisPy's draw into the backend's framebuffer (the upload
         comes first: making the context current inside that draw would unbind it). Asked for
-        in another thread of a kernel: None, and the frame is drawn in the main thread."""
+        in another thread of a kernel: None, and the frame is drawn in the main thread (asked
+        for with jupyter_rfb's request_draw: VisPy's canvas.update() would do nothing, its
+        scene waits for the draw this call did not make)."""
         if self._off_main():
             self._loop.call_soon_threadsafe(self._request_draw)
             return None

@@ -43,18 +43,6 @@ def _keep_for_docs(page, names):
         shutil.copy(page.shots / f"{name}.png", DOC_IMAGES / f"{name}.png")
 
 
-# The real view (branch nb30a at f4c1966) draws its first frames, then every draw fails:
-# jupyter_rfb's get_frame also runs in ipykernel 7's subshell thread, the EGL context stays
-# current there and MainThread cannot make it current again ("Could not make the context
-# current"): the picture in the page stops changing. Reported to nb30a; remove these marks
-# when the view draws in one thread.
-EGL_THREADS = pytest.mark.xfail(
-    raises=(TimeoutError, AssertionError), strict=False,
-    reason="the notebook view's draws fail after the first frames: the EGL context is made "
-           "current in ipykernel's subshell thread, then MainThread cannot take it")
-
-
-@EGL_THREADS
 def test_example_notebook_in_the_browser(lab_folder, page):
     """examples/live_notebook.ipynb top to bottom with Run All, then from the page: Run, the
     picture, the slider F, Pause, a brush stroke."""
@@ -90,7 +78,7 @@ VIEWERS = {
     pytest.param("scratch", marks=pytest.mark.skipif(
         not os.environ.get("PDESTUDIO_BROWSER_BENCH"),
         reason="the stand-in's measurement runs on demand: PDESTUDIO_BROWSER_BENCH=1")),
-    pytest.param("live", marks=EGL_THREADS)])
+    "live"])
 def test_frames_reaching_the_page_1024(lab_folder, page, viewer):
     """Issue 30's goals, measured in the page: frames/s of a 1024² field (Gray-Scott on 1024²
     vertices) reaching the browser and the solver's steps/s with the view running against the

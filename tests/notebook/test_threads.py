@@ -65,7 +65,9 @@ def test_in_a_kernel_draws_happen_in_the_main_thread(views):
     is drawn in the main thread, in its loop, and reaches jupyter_rfb's sender."""
     sim, v = show_paused(views)
     rfb = v.canvas.native
-    drew_in = []
+    drew_in, asked_in = [], []
+    get = rfb.get_frame
+    rfb.get_frame = lambda: (asked_in.append(threading.current_thread().name), get())[1]
     draw = v._draw_frame
     v._draw_frame = lambda: (drew_in.append(threading.current_thread().name), draw())[1]
     sent = []
@@ -75,7 +77,9 @@ def test_in_a_kernel_draws_happen_in_the_main_thread(views):
         v._loop = asyncio.get_running_loop()  # (the view was made outside this loop)
         rfb._has_visible_views = True  # what the browser says when it shows the canvas
         rfb.handle_event({"type": "resize", "width": W, "height": H, "ratio": 1.0})
-        got = in_thread(rfb.get_frame)
+        v.canvas.update()  # a draw asked for (as a changed visual or a new frame does) ...
+        # ... and taken up by a subshell's loop first: jupyter_rfb's draw there calls get_frame
+        got = in_thread(rfb._rfb_maybe_draw)
         for _ in range(200):
             if sent:
                 break
@@ -87,7 +91,7 @@ def test_in_a_kernel_draws_happen_in_the_main_thread(views):
         got = loop.run_until_complete(kernel())
     finally:
         loop.close()
-    assert got is None  # not drawn in the other thread ...
+    assert got is None and asked_in[0] == "subshell-test"  # not drawn in the other thread ...
     assert drew_in and set(drew_in) == {threading.main_thread().name}  # ... but in this one
     assert sent and sent[-1].shape[:2] == (H, W)
     assert len(np.unique(np.asarray(sent[-1])[..., :3].reshape(-1, 3), axis=0)) > 10
