@@ -31,7 +31,7 @@ import ipywidgets as w
 
 from pdestudio import solvers
 
-from ..frames import SWITCH_INTERVAL
+from ..frames import PACES, SWITCH_INTERVAL
 from ..solver_loop import SolverLoop
 from ..tools.brush_core import Strokes, pick
 from ..views import ColorScale, make_view, view_modes
@@ -94,11 +94,18 @@ def _extent(mesh) -> float:
     return max(spans) if spans else 1.0
 
 
+def _check_pace(pace: str) -> str:
+    if pace not in PACES:
+        raise solvers.ParameterError(f"pace '{pace}' is unknown; allowed: " + ", ".join(PACES))
+    return pace
+
+
 class LiveView(w.VBox):
     """See the module docstring. `pdestudio.show(sim)` makes one; display it as a cell's value."""
 
     def __init__(self, sim, size=SIZE, field: str | None = None, cmap: str = "viridis",
-                 mode: str | None = None, steps_per_frame: int = 0):
+                 mode: str | None = None, steps_per_frame: int = 0, pace: str = "smooth"):
+        _check_pace(pace)
         super().__init__()
         self.add_class("pdestudio-live")
         self.sim = sim
@@ -125,6 +132,7 @@ class LiveView(w.VBox):
         self.children = self.ctl.rows(self.canvas.native)
         self.worker = NotebookLoop()
         self.worker.steps_per_frame = int(steps_per_frame)
+        self.set_pace(pace)
         self.strokes = Strokes(self.worker.submit)
         self.router = Router(lambda fn: self.worker.submit("call", lambda _w: fn()),
                              lambda: self.worker.thread, after=self._changed_by_call)
@@ -199,6 +207,13 @@ class LiveView(w.VBox):
         self.worker.submit("step", int(n))
         self.router.call(lambda: None)
 
+    def set_pace(self, pace: str) -> None:
+        """How often the solver hands a frame over, as the window's profiler sets it:
+        "smooth" (up to 60 frames/s, as many as the browser takes) or "fast solver" (drawing
+        takes at most a tenth of the time: where the drawing shares the processor with the
+        solver, a CPU's software OpenGL, the solver keeps about 90 % of its steps/s)."""
+        self.worker.submit("pace", _check_pace(pace))
+
     def stats(self) -> dict:
         """The profiler's numbers: steps/s of the solver, frames/s drawn for the browser
         (over the last SHOWN_WINDOW_S seconds), frames/s handed over by the solver thread, the
@@ -207,7 +222,8 @@ class LiveView(w.VBox):
         return {"steps_per_s": s.get("steps_per_s", 0.0), "frames_per_s": self._shown_rate(),
                 "frames_made_per_s": s.get("frames_per_s", 0.0), "draw_ms": 1e3 * self.draw_s,
                 "transfer_path": s.get("transfer_path", ""), "t": self.sim.t,
-                "steps": self.sim.steps, "dropped": self.worker.mailbox.dropped}
+                "steps": self.sim.steps, "dropped": self.worker.mailbox.dropped,
+                "pace": self.worker.pacer.describe()}
 
     def brush_stroke(self, points, radius: float | None = None, value: float | None = None,
                      field: str | None = None, mode: str = "set") -> int:
