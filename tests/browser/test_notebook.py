@@ -110,6 +110,7 @@ def test_frames_reaching_the_page_1024(lab_folder, page, viewer):
     page.run_all(timeout=300)
     page.run_cell(checks.KERNEL_HELPERS)
     m = checks.measure(page, seconds=6.0)
+    shutil.copy(page.shots / "notebook_measure.png", page.shots / f"measure_{viewer}.png")
     if viewer != "scratch":
         m["view_stats"] = page.run_json("print(_json.dumps(view.stats()))")
     (lab_folder / f"frame_rate_1024_{viewer}.json").write_text(json.dumps(m, indent=1))
