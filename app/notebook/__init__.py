@@ -19,7 +19,8 @@ __all__ = ["show"]
 
 def show(obj, **options):
     """A live widget for `obj` (see the module docstring); `options` go to its class:
-    LiveView(sim, size=(640, 480), field=None, cmap="viridis", mode=None, steps_per_frame=0),
+    LiveView(sim, size=(640, 480), field=None, cmap="viridis", mode=None, steps_per_frame=0,
+    pace="smooth"),
     ThumbnailGrid(obj, size=128, every_s=0.5)."""
     try:
         import ipywidgets  # noqa: F401

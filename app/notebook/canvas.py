@@ -17,16 +17,33 @@ SIZE = (640, 480)  # logical pixels of a live view's canvas (the browser may res
 
 class OffscreenGL:
     """The OpenGL context of one jupyter_rfb canvas: a hidden 1×1 canvas of the offscreen app
-    (VisPy's backend makes it current before each draw and closes it with the widget)."""
+    (VisPy's backend makes it current before each draw and closes it with the widget).
+
+    An EGL context is current in at most one thread at a time: made current in one thread, it
+    cannot be made current in another until the first releases it (EGL_BAD_ACCESS, VisPy's
+    "Could not make the context current"). jupyter_rfb may draw from more than one thread of
+    the kernel, so the view releases the context after every draw (`release`)."""
 
     def __init__(self):
         import vispy.app
         app, self.how = _gl_app()
         self._canvas = vispy.app.Canvas(app=app, size=(1, 1), show=False)
+        self.release()  # (VisPy's EGL canvas is made current where it is made)
 
     def make_current(self):
         self._canvas.set_current()
         return self
+
+    def release(self) -> None:
+        """Make no context current in this thread (another thread may then make it current)."""
+        native = self._canvas.native
+        if hasattr(native, "doneCurrent"):  # the Qt app (a kernel that runs the window's Qt)
+            native.doneCurrent()
+            return
+        from vispy.app.backends import _egl
+        from vispy.ext import egl
+        egl.eglMakeCurrent(_egl._EGL_DISPLAY, egl.EGL_NO_SURFACE, egl.EGL_NO_SURFACE,
+                           egl.EGL_NO_CONTEXT)
 
     def close(self) -> None:
         self._canvas.close()

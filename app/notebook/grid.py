@@ -7,7 +7,9 @@ sweep's thumbnails, app/sweep/thumbs.py: NumPy and Pillow, cheap enough for many
 sweep folder (`pdestudio sweep ... --out DIR`) is read again as often, so members that finish
 while a sweep runs appear. A click on a thumbnail opens that member's LiveView below the grid:
 an ensemble member as a Simulation of its own (its state copied: the ensemble pauses), a sweep
-member from its checkpoint. Calls on the ensemble from a cell run in its thread (router.py)."""
+member from its checkpoint. Calls on the ensemble from a cell run in its thread (router.py).
+The thumbnails are PNGs (no OpenGL); a click that arrives in one of ipykernel's subshell threads
+opens the LiveView in the kernel's main thread (its OpenGL context and scene live there)."""
 from __future__ import annotations
 
 import queue
@@ -23,7 +25,7 @@ from pdestudio import solvers
 
 from ..sweep.results import read_sweep
 from ..sweep.thumbs import png_bytes, thumbnail
-from .router import Router
+from .router import Router, in_main, main_loop
 
 CHUNK_S = 0.1
 
@@ -83,6 +85,7 @@ class ThumbnailGrid(w.VBox):
         self._stop = threading.Event()
         self._q: queue.Queue = queue.Queue()
         self.running = False
+        self._main_loop = main_loop()
         if isinstance(obj, (str, Path)):
             self.folder, self.ensemble = Path(obj), None
             self.spec, rows = _read(self.folder)
@@ -94,7 +97,8 @@ class ThumbnailGrid(w.VBox):
             n, names = obj.size, solvers.describe(obj.model)["ensemble"]
         self.field = solvers.describe(self.model)["default_field"]
         self._names = names
-        self.thumbs = [Thumb(m, self.open_member) for m in range(n)]
+        self.thumbs = [Thumb(m, lambda m: in_main(self._main_loop, self.open_member, m))
+                       for m in range(n)]
         self.title = w.HTML()
         buttons = []
         if self.ensemble is not None:

@@ -7,8 +7,14 @@ brush_core.py); the sliders span what the window's do (widgets/spans.py).
 
 Threads. The solver thread steps the simulation and hands the newest frame over through its
 one-slot mailbox. Drawing happens in the kernel's main thread, in its event loop, when the
-browser is ready for a frame (jupyter_rfb's frame feedback): the view takes the newest frame
-there, uploads it into the view's textures (on CuPy through the window's hand-over path:
+browser is ready for a frame (jupyter_rfb's frame feedback). jupyter_rfb also asks for frames
+from ipykernel's subshell threads (JupyterLab sends some of the widgets' messages on a subshell),
+and an OpenGL context is current in one thread at a time: a frame asked for there is drawn in
+the main thread instead (a draw is scheduled on its loop), the page's events (pointer, resize)
+and the choices that rebuild the view are handled there too, so the VisPy scene and the context
+have one thread, as in the window. Every draw also releases the context (canvas.py), so that
+where no event loop runs (a script, a test) any thread may draw, one at a time. The view takes
+the newest frame in the draw, uploads it into the view's textures (on CuPy through the window's hand-over path:
 CUDA–OpenGL interop where the context allows it, else pinned copies) and draws. A slow browser
 drops frames; it never slows the solver. Calls a cell makes on the simulation while the view is
 open run in the solver thread between two chunks of steps (router.py), so `sim.snapshot()`
@@ -16,7 +22,6 @@ never sees half a step; `sim.t` is read directly.
 """
 from __future__ import annotations
 
-import asyncio
 import collections
 import sys
 import threading
@@ -26,14 +31,15 @@ import ipywidgets as w
 
 from pdestudio import solvers
 
-from ..frames import SWITCH_INTERVAL
+from ..frames import PACES, SWITCH_INTERVAL
 from ..solver_loop import SolverLoop
 from ..tools.brush_core import Strokes, pick
 from ..views import ColorScale, make_view, view_modes
 from ..views.interop import transfer_path
 from .canvas import SIZE, make_canvas
 from .controls import Controls
-from .router import Router
+from .canvas import OffscreenGL
+from .router import Router, in_main, main_loop
 
 SHOWN_WINDOW_S = 2.0  # frames/s drawn: counted over this many seconds
 
@@ -88,11 +94,18 @@ def _extent(mesh) -> float:
     return max(spans) if spans else 1.0
 
 
+def _check_pace(pace: str) -> str:
+    if pace not in PACES:
+        raise solvers.ParameterError(f"pace '{pace}' is unknown; allowed: " + ", ".join(PACES))
+    return pace
+
+
 class LiveView(w.VBox):
     """See the module docstring. `pdestudio.show(sim)` makes one; display it as a cell's value."""
 
     def __init__(self, sim, size=SIZE, field: str | None = None, cmap: str = "viridis",
-                 mode: str | None = None, steps_per_frame: int = 0):
+                 mode: str | None = None, steps_per_frame: int = 0, pace: str = "smooth"):
+        _check_pace(pace)
         super().__init__()
         self.add_class("pdestudio-live")
         self.sim = sim
@@ -111,16 +124,15 @@ class LiveView(w.VBox):
         self._probed = False
         self._syncing = False
         self._closed = True  # until the solver thread runs
-        try:
-            self._loop = asyncio.get_event_loop()  # the kernel's (jupyter_rfb draws in it)
-        except RuntimeError:
-            self._loop = None
+        self._loop = main_loop()  # the kernel's main thread's (the view draws in it)
+        self._gl_lock = threading.RLock()  # one draw (or scene change) at a time
         self.canvas = make_canvas(size)
         self.canvas.native.add_class("pdestudio-canvas")
         self.ctl = Controls(solvers.describe(sim.model), dict(sim.params))
         self.children = self.ctl.rows(self.canvas.native)
         self.worker = NotebookLoop()
         self.worker.steps_per_frame = int(steps_per_frame)
+        self.set_pace(pace)
         self.strokes = Strokes(self.worker.submit)
         self.router = Router(lambda fn: self.worker.submit("call", lambda _w: fn()),
                              lambda: self.worker.thread, after=self._changed_by_call)
@@ -134,7 +146,7 @@ class LiveView(w.VBox):
     # ---- wiring -------------------------------------------------------------------------
     def _wire(self) -> None:
         wk, c = self.worker, self.ctl
-        wk.created.connect(self._on_created)
+        wk.created.connect(lambda info: self._main(self._on_created, info))
         wk.frame_ready.connect(lambda: self._main(self._request_draw))
         wk.message.connect(lambda text, err: self._main(self._on_message, text, err))
         wk.stats.connect(lambda s: self._main(self._on_stats, s))
@@ -146,13 +158,16 @@ class LiveView(w.VBox):
         for box, fn in ((c.field, self.set_field), (c.mode, self._set_mode),
                         (c.cmap, lambda v: self.set_scale(cmap=v)),
                         (c.range, lambda v: self.set_scale(mode=v)), (c.brush, self._brush_on)):
-            box.observe(lambda ch, fn=fn: None if self._syncing else fn(ch["new"]), names="value")
+            box.observe(lambda ch, fn=fn: None if self._syncing else self._main(fn, ch["new"]),
+                        names="value")
         c.undo.on_click(lambda _b: self.strokes.undo_stroke())
         for name, sl in c.sliders.items():
             sl.observe(lambda ch, n=name: self._slider_moved(n, ch["new"]), names="value")
         rfb = self.canvas.native
         rfb.get_frame = self._get_frame  # what jupyter_rfb calls for a frame
         self._draw_frame = type(rfb).get_frame.__get__(rfb)
+        self._handle_event = type(rfb).handle_event.__get__(rfb)
+        rfb.handle_event = lambda ev: self._main(self._event, ev)  # the page's events
         ev = self.canvas.events
         ev.mouse_press.connect(self._press)
         ev.mouse_move.connect(self._move)
@@ -161,11 +176,17 @@ class LiveView(w.VBox):
     def _main(self, fn, *args) -> None:
         """fn(*args) in the kernel's main thread (its event loop), or here when no loop runs
         (a script or a test driving the view without a browser)."""
-        if self._loop is not None and self._loop.is_running() and \
-                threading.current_thread() is not threading.main_thread():
-            self._loop.call_soon_threadsafe(fn, *args)
-        else:
-            fn(*args)
+        in_main(self._loop, fn, *args)
+
+    def _off_main(self) -> bool:
+        """Called in another thread while the kernel's main loop runs (jupyter_rfb's draws and
+        the page's events from ipykernel's subshell threads)."""
+        return self._loop is not None and self._loop.is_running() and \
+            threading.current_thread() is not threading.main_thread()
+
+    def _event(self, ev) -> None:
+        with self._gl_lock:
+            self._handle_event(ev)
 
     # ---- the public interface -----------------------------------------------------------
     @property
@@ -186,6 +207,13 @@ class LiveView(w.VBox):
         self.worker.submit("step", int(n))
         self.router.call(lambda: None)
 
+    def set_pace(self, pace: str) -> None:
+        """How often the solver hands a frame over, as the window's profiler sets it:
+        "smooth" (up to 60 frames/s, as many as the browser takes) or "fast solver" (drawing
+        takes at most a tenth of the time: where the drawing shares the processor with the
+        solver, a CPU's software OpenGL, the solver keeps about 90 % of its steps/s)."""
+        self.worker.submit("pace", _check_pace(pace))
+
     def stats(self) -> dict:
         """The profiler's numbers: steps/s of the solver, frames/s drawn for the browser
         (over the last SHOWN_WINDOW_S seconds), frames/s handed over by the solver thread, the
@@ -194,7 +222,8 @@ class LiveView(w.VBox):
         return {"steps_per_s": s.get("steps_per_s", 0.0), "frames_per_s": self._shown_rate(),
                 "frames_made_per_s": s.get("frames_per_s", 0.0), "draw_ms": 1e3 * self.draw_s,
                 "transfer_path": s.get("transfer_path", ""), "t": self.sim.t,
-                "steps": self.sim.steps, "dropped": self.worker.mailbox.dropped}
+                "steps": self.sim.steps, "dropped": self.worker.mailbox.dropped,
+                "pace": self.worker.pacer.describe()}
 
     def brush_stroke(self, points, radius: float | None = None, value: float | None = None,
                      field: str | None = None, mode: str = "set") -> int:
@@ -252,11 +281,12 @@ class LiveView(w.VBox):
         c.brush_value.value = float(rng[1]) if rng and rng[1] is not None else 1.0
 
     def _rebuild_view(self) -> None:
-        if self.view is not None:
-            self.view.remove()
-        self.view = make_view(self.canvas, self.info, self.mode)
-        self._camera()
-        self._probed = False
+        with self._gl_lock:
+            if self.view is not None:
+                self.view.remove()
+            self.view = make_view(self.canvas, self.info, self.mode)
+            self._camera()
+            self._probed = False
         self._want()
 
     def _want(self) -> None:
@@ -264,7 +294,7 @@ class LiveView(w.VBox):
 
     def _request_draw(self) -> None:
         if not self._closed:
-            self.canvas.update()
+            self.canvas.native.request_draw()  # (not canvas.update(): see _get_frame)
 
     def _on_message(self, text: str, error: bool) -> None:
         self.messages.append((text, bool(error)))
@@ -378,7 +408,22 @@ class LiveView(w.VBox):
     def _get_frame(self):
         """The canvas's frame for the browser: the newest frame of the solver uploaded into
         the view's textures, then VisPy's draw into the backend's framebuffer (the upload
-        comes first: making the context current inside that draw would unbind it)."""
+        comes first: making the context current inside that draw would unbind it). Asked for
+        in another thread of a kernel: None, and the frame is drawn in the main thread (asked
+        for with jupyter_rfb's request_draw: VisPy's canvas.update() would do nothing, its
+        scene waits for the draw this call did not make)."""
+        if self._off_main():
+            self._loop.call_soon_threadsafe(self._request_draw)
+            return None
+        with self._gl_lock:
+            try:
+                return self._draw()
+            finally:
+                ctx = getattr(self.canvas.native, "_context", None)
+                if isinstance(ctx, OffscreenGL):
+                    ctx.release()  # never left current in this thread (canvas.py)
+
+    def _draw(self):
         t0 = time.perf_counter()
         new = self._take_frame()
         img = self._draw_frame()

@@ -11,6 +11,7 @@ attributes (`sim.t`, `sim.steps`, `sim.params`) needs no routing. `uninstall` re
 object's own methods."""
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import functools
 import threading
@@ -18,6 +19,31 @@ import threading
 ROUTED = ("step", "advance", "set_param", "set_field", "fields", "device_fields", "quantities",
           "snapshot", "restore", "paint", "save")
 MUTATING = {"step", "advance", "set_param", "set_field", "restore", "paint"}
+
+
+_MAIN_LOOP: list = [None]
+
+
+def main_loop():
+    """The event loop of the kernel's main thread (asyncio's loop there; remembered, so that
+    another thread asks for it too), or None before any call from the main thread."""
+    if threading.current_thread() is threading.main_thread():
+        try:
+            _MAIN_LOOP[0] = asyncio.get_event_loop()
+        except RuntimeError:
+            pass
+    return _MAIN_LOOP[0]
+
+
+def in_main(loop, fn, *args) -> None:
+    """fn(*args) in the main thread: queued to its running event loop `loop` when called from
+    another thread (ipykernel's subshell threads handle some of the page's messages), else run
+    here (the main thread, or no loop running: a script or a test)."""
+    if loop is not None and loop.is_running() and \
+            threading.current_thread() is not threading.main_thread():
+        loop.call_soon_threadsafe(fn, *args)
+    else:
+        fn(*args)
 
 
 class Router:

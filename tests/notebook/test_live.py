@@ -147,3 +147,16 @@ def test_closing_stops_the_thread_and_gives_the_methods_back(views):
     t = sim.t
     sim.step(3)
     assert sim.t > t
+
+
+def test_the_pace_is_the_windows_and_a_bad_one_is_refused(views):
+    sim = solvers.create("heat-1d", backend="numpy", nx=64)
+    with pytest.raises(solvers.ParameterError, match="allowed: smooth, fast solver"):
+        pdestudio.show(sim, pace="fastest")
+    v = pdestudio.show(sim, pace="fast solver")
+    views.append(v)
+    settle(v)
+    assert v.stats()["pace"].startswith("fast solver")
+    v.set_pace("smooth")
+    settle(v)
+    assert v.stats()["pace"].startswith("smooth")
