@@ -132,12 +132,6 @@ def main(argv=None) -> int:
         table(args.table)
         return 0
     run(args)
-    if args.backend == "cupy":  # (4 ranks with NCCL hung in the interpreter's exit after the
-        #                          results were written, 2026-11-26: leave without tearing down)
-        import os
-        solvers.mpi_world().Barrier()
-        sys.stdout.flush()
-        os._exit(0)
     return 0
 
 

@@ -15,9 +15,8 @@ of one simulation say to each other.
 
 SelfComm is one rank alone (tests, and the single-process code path); MPIComm runs on mpi4py with
 host arrays (NumPy; CuPy arrays are staged through the host); NCCLComm moves the halos on the
-device through cupy.cuda.nccl and everything else through MPI. NCCLComm is written against
-CuPy's documented NCCL API but has NOT run yet (no multi-GPU machine when it was written): the
-lead runs benchmarks/distributed/scaling.py on one to validate it.
+device through cupy.cuda.nccl and everything else through MPI (the fused strip scheme of
+shallow water also all-reduces its Δt slot and sends its halo rows through `nc` directly).
 """
 from __future__ import annotations
 
@@ -222,7 +221,7 @@ def _chunked(op, a, peer) -> None:
 class NCCLComm(MPIComm):
     """Halos on the device through NCCL (cupy.cuda.nccl, one GPU per rank), on the current
     stream; Δt, gathers and small objects through MPI (Δt is a host float already).
-    UNTESTED: written for the multi-GPU machine, not yet run there (docs/DISTRIBUTED.md)."""
+    Run on H200 pairs and quadruples (docs/DISTRIBUTED.md)."""
 
     name = "nccl"
 
@@ -232,6 +231,27 @@ class NCCLComm(MPIComm):
         self.nccl = nccl
         uid = comm.bcast(nccl.get_unique_id() if self.rank == 0 else None, root=0)
         self.nc = nccl.NcclCommunicator(self.size, uid, self.rank)
+        # destroyed before MPI finalizes (atexit runs last-registered first; mpi4py registered
+        # its finalize when MPI was imported): left to the interpreter's teardown, the
+        # communicator's destructor hung ranks at exit after their work was done (2 and 4 ranks
+        # on H200s, 2026-11-26)
+        import atexit
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """Destroy the NCCL communicator (after the device finished its queued work)."""
+        nc, self.nc = getattr(self, "nc", None), None
+        if nc is None:
+            return
+        try:
+            import cupy
+            cupy.cuda.Device().synchronize()
+            nc.destroy()
+        except Exception:  # noqa: BLE001 - at exit: never raise, never hang on a broken peer
+            try:
+                nc.abort()
+            except Exception:  # noqa: BLE001
+                pass
 
     def _type(self, a):
         n = self.nccl
