@@ -110,7 +110,16 @@ class SurfaceEnsemble(EnsembleBase):
                 self.t = np.where(active, after, self.t)
             self.steps += active
             rows.append(d)
-        if rows:
+        if rows and hasattr(self._batch, "launch_many"):  # runs of equal rows: CUDA graphs
+            R = np.asarray(rows).astype(real)
+            i = 0
+            while i < len(R):
+                j = i + 1
+                while j < len(R) and np.array_equal(R[j], R[i]):
+                    j += 1
+                self._batch.launch_many(self.state, R[i], j - i)
+                i = j
+        elif rows:
             dts = xp.asarray(np.asarray(rows).astype(real))
             for row in dts:
                 self._batch.launch(self.state, row)

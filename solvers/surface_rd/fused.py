@@ -214,6 +214,8 @@ class BatchedEuler:
     """One launch per step for an ensemble's members (ensemble.py): the solo scheme's device
     tables, the members' parameters as an (E, q) device array, double-buffered (E, n) state."""
 
+    GRAPH = 32  # launches of one CUDA graph (even: the double buffer comes back to its roles)
+
     def __init__(self, scheme, params):
         self.s = scheme
         real = scheme.real
@@ -221,6 +223,51 @@ class BatchedEuler:
         self.par = scheme.cp.asarray(table.astype(real))
         self.E = len(params)
         self._out = None
+        self._rows: dict = {}  # the members' step sizes on the device, by value (stable pointers)
+        self._graphs = None
+
+    def launch_many(self, state, row: np.ndarray, count: int) -> None:
+        """`count` steps of the same step sizes `row` (host, one per member): whole groups of
+        GRAPH replayed as CUDA graphs (core's GraphCache; the same launches, bit for bit)."""
+        s, cp = self.s, self.s.cp
+        key = row.tobytes()
+        dev = self._rows.get(key)
+        if dev is None:
+            if len(self._rows) > 8:
+                self._rows, self._graphs = {}, None
+            dev = self._rows[key] = cp.asarray(row)
+        done = 0
+        a = s.sim.species[0]
+        if count >= self.GRAPH + 1 and s.graphs:
+            if self._out is None or self._out[0] is state[a]:
+                self.launch(state, dev)  # (the output buffers exist before a capture)
+                done = 1
+            stream = cp.cuda.get_current_stream()
+            while count - done >= self.GRAPH:
+                graph = self._graph(state, dev)
+                if graph is None:
+                    break
+                graph.launch(stream)
+                done += self.GRAPH
+        for _ in range(count - done):
+            self.launch(state, dev)
+
+    def _graph(self, state, dev):
+        if self._graphs is None:
+            self._graphs = GraphCache(self.s.cp, self.GRAPH)
+        a, b = self.s.sim.species
+        key = (int(state[a].data.ptr), int(state[b].data.ptr), int(self._out[0].data.ptr),
+               int(self._out[1].data.ptr), int(dev.data.ptr), self.s.args)
+        saved = (state[a], state[b], self._out)
+
+        def queue(n):
+            for _ in range(n):
+                self.launch(state, dev)
+
+        def restore():
+            state[a], state[b], self._out = saved
+
+        return self._graphs.get(key, queue, restore)
 
     def launch(self, state, dts) -> None:
         s = self.s
