@@ -80,9 +80,10 @@ class GridFusedHalo(GridFused):
             self.spare.append(self._padded())
         return [self.spare.pop() for _ in range(count)]
 
-    def _adopt(self) -> None:
+    def _adopt(self, refresh: bool = False) -> None:
         """State arrays put in place from outside (set-up, set_field, restore) move into padded
-        buffers, and their halos are filled."""
+        buffers, and their halos are filled; `refresh`: every array's halos are filled again (a
+        field written in place, e.g. by set_field, changed rows a neighbour holds)."""
         st = self.sim.state
         new = []
         for k in ("h", "hu", "hv", "H"):
@@ -92,6 +93,8 @@ class GridFusedHalo(GridFused):
                 v[...] = a
                 st[k] = v
                 new.append(v)
+        if refresh:
+            new = [st[k] for k in ("h", "hu", "hv", "H")]
         if new:
             self._exchange(new, ROWS)
             keep = [st[k] for k in ("h", "hu", "hv", "H")] + list(self.spare) + [self.S]
@@ -151,4 +154,4 @@ class GridFusedHalo(GridFused):
 
     def invalidate(self) -> None:
         super().invalidate()
-        self._adopt()
+        self._adopt(refresh=True)
