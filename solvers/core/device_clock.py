@@ -143,4 +143,34 @@ class GraphCache:
         return graph
 
 
-__all__ = ["DeviceClock", "GraphCache", "WORDS"]
+def run_fixed_steps(cp, count: int, t: float, t_end, dt: float, advance, graph, steps: int,
+                    prepare=None) -> tuple[int, float]:
+    """A scheme's `run` for a fixed step dt (the clock on the host: nothing on the device
+    depends on t): up to `count` steps from t without passing t_end, exactly as step-by-step
+    stepping (core/clock.py). The whole steps go in groups of `steps` through `graph()` (a CUDA
+    graph to launch, or None: launch them one by one) after `prepare()` (optional: steps it
+    took itself, e.g. one that makes the output buffers before a capture), the rest through
+    `advance(d)`, then the shortened step that lands. Returns (steps taken, new t)."""
+    k = clock.full_steps(t, dt, count, t_end)
+    done = 0
+    if k >= steps + 1:
+        done = prepare() if prepare is not None else 0
+        while k - done >= steps:
+            g = graph()
+            if g is None:
+                break
+            g.launch(cp.cuda.get_current_stream())
+            done += steps
+    for _ in range(k - done):
+        advance(dt)
+    for _ in range(k):
+        t += dt
+    if k < count and not clock.landed(t, t_end):
+        last = min(dt, clock.limit(t, t_end))
+        advance(last)
+        t = clock.after_step(t, last, t_end)
+        k += 1
+    return k, t
+
+
+__all__ = ["DeviceClock", "GraphCache", "WORDS", "run_fixed_steps"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.device_clock import GraphCache
+from ..core.device_clock import GraphCache, run_fixed_steps
 from ..core.scheme import SchemeBase
 from .codegen import Generator
 from .reference import TABLEAUS, THETA, combine_stage
@@ -184,27 +184,9 @@ class FusedEquations(SchemeBase):
         t_end, groups of GRAPH_STEPS whole steps replayed as CUDA graphs (core's GraphCache),
         the rest and the shortened last step launched one by one (core/clock.py), exactly as
         step-by-step stepping."""
-        from ..core import clock
         dt = self.sim.dt
-        k = clock.full_steps(t, dt, count, t_end)
-        done = 0
-        stream = self.cp.cuda.get_current_stream()
-        while k - done >= GRAPH_STEPS:
-            graph = self._graph(dt)
-            if graph is None:
-                break
-            graph.launch(stream)
-            done += GRAPH_STEPS
-        for _ in range(k - done):
-            self.step(t, None)
-        for _ in range(k):
-            t += dt
-        if k < count and not clock.landed(t, t_end):
-            last = min(dt, clock.limit(t, t_end))
-            self.step(t, last)
-            t = clock.after_step(t, last, t_end)
-            k += 1
-        return k, t
+        return run_fixed_steps(self.cp, count, t, t_end, dt, lambda d: self.step(t, d),
+                               lambda: self._graph(dt), GRAPH_STEPS)
 
     _graphs = None
 

@@ -26,8 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import clock
-from ..core.device_clock import DeviceClock, GraphCache
+from ..core.device_clock import DeviceClock, GraphCache, run_fixed_steps
 from ..core.backend import load_kernels
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
@@ -108,29 +107,15 @@ class FusedEuler(SchemeBase):
         GRAPH_STEPS replayed as CUDA graphs, core's GraphCache), then the shortened one that
         lands (core/clock.py), exactly as step-by-step stepping."""
         dt = self.sim.dt
-        k = clock.full_steps(t, dt, count, t_end)
-        done = 0
-        if k >= GRAPH_STEPS and self.graphs:
+
+        def prepare():
             if self._out is None or self._out[0] is self.sim.state[self.sim.species[0]]:
                 self.advance(dt)  # (the output buffers exist before a capture)
-                done = 1
-            stream = self.cp.cuda.get_current_stream()
-            while k - done >= GRAPH_STEPS:
-                graph = self._graph(dt)
-                if graph is None:
-                    break
-                graph.launch(stream)
-                done += GRAPH_STEPS
-        for _ in range(k - done):
-            self.advance(dt)
-        for _ in range(k):
-            t += dt
-        if k < count and not clock.landed(t, t_end):
-            last = min(dt, clock.limit(t, t_end))
-            self.advance(last)
-            t = clock.after_step(t, last, t_end)
-            k += 1
-        return k, t
+                return 1
+            return 0
+        return run_fixed_steps(getattr(self, "cp", None), count, t, t_end, dt, self.advance,
+                               (lambda: self._graph(dt)) if self.graphs else (lambda: None),
+                               GRAPH_STEPS, prepare)
 
     _graphs = None
     graphs = False  # (set by __init__: a scheme built on the device replays graphs)
