@@ -425,6 +425,9 @@ class LiveView(w.VBox):
 
     def _draw(self):
         t0 = time.perf_counter()
+        # current in this thread before anything of VisPy's runs (with no frame to take yet,
+        # the draw itself was the first to touch GL: it parsed with no context current)
+        self.canvas.set_current()
         new = self._take_frame()
         img = self._draw_frame()
         if img is None:

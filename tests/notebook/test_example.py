@@ -10,14 +10,16 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "examples" / "live_notebook.ipynb"
 
 
-def test_the_example_notebook_runs_top_to_bottom(tmp_path):
+def test_the_example_notebook_runs_top_to_bottom(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     tagged = [c for c in nb.cells if "live-view" in c.metadata.get("tags", [])]
     assert len(tagged) == 1 and "pdestudio.show(sim)" in tagged[0].source
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    # (the kernel imports the checkout; monkeypatch restores the variable: a later test's
+    # subprocesses, e.g. the wheel's own venv, must not see it)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     client = nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                                      resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
