@@ -153,7 +153,7 @@ def run_fixed_steps(cp, count: int, t: float, t_end, dt: float, advance, graph, 
     `advance(d)`, then the shortened step that lands. Returns (steps taken, new t)."""
     k = clock.full_steps(t, dt, count, t_end)
     done = 0
-    if k >= steps + 1:
+    if k >= steps:
         done = prepare() if prepare is not None else 0
         while k - done >= steps:
             g = graph()
