@@ -115,7 +115,7 @@ class FusedEuler(SchemeBase):
             return 0
         return run_fixed_steps(getattr(self, "cp", None), count, t, t_end, dt, self.advance,
                                (lambda: self._graph(dt)) if self.graphs else (lambda: None),
-                               GRAPH_STEPS, prepare)
+                               GRAPH_STEPS, prepare if self.graphs else None)
 
     _graphs = None
     graphs = False  # (set by __init__: a scheme built on the device replays graphs)
