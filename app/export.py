@@ -111,15 +111,13 @@ def check_video_path(path) -> None:
         raise ParameterError(f"video file '{path}' has type '{suffix}'; allowed: .mp4, .gif")
 
 
-def _gl_app(egl: bool = False):
+def _gl_app():
     """A VisPy app that can render offscreen: the running Qt app in the window, else EGL
-    (surfaceless Mesa works without a display); `egl`: EGL even beside a Qt app (a context
-    that any thread may make current: Qt's contexts belong to the thread that made them).
-    Raises RuntimeError when there is none."""
+    (surfaceless Mesa works without a display). Raises RuntimeError when there is none."""
     import vispy.app
     qt = sys.modules.get("PySide6.QtWidgets")  # the window's Qt, never imported here: a
-    if not egl and qt is not None and qt.QApplication.instance() is not None:  # headless run
-        return vispy.app.Application("pyside6"), "VisPy/OpenGL (Qt)"  # (loads no Qt)
+    if qt is not None and qt.QApplication.instance() is not None:  # headless run loads no Qt
+        return vispy.app.Application("pyside6"), "VisPy/OpenGL (Qt)"
     os.environ.setdefault("EGL_PLATFORM", "surfaceless")
     import vispy
     vispy.set_log_level("error")  # headless: VisPy's warnings are not the user's business

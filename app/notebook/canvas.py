@@ -26,8 +26,7 @@ class OffscreenGL:
 
     def __init__(self):
         import vispy.app
-        app, self.how = _gl_app(egl=True)  # (never Qt's, even in a kernel running Qt:
-        #                                       jupyter_rfb draws from more than one thread)
+        app, self.how = _gl_app()
         self._canvas = vispy.app.Canvas(app=app, size=(1, 1), show=False)
         self.release()  # (VisPy's EGL canvas is made current where it is made)
 
@@ -37,6 +36,10 @@ class OffscreenGL:
 
     def release(self) -> None:
         """Make no context current in this thread (another thread may then make it current)."""
+        native = self._canvas.native
+        if hasattr(native, "doneCurrent"):  # the Qt app (a kernel that runs the window's Qt)
+            native.doneCurrent()
+            return
         from vispy.app.backends import _egl
         from vispy.ext import egl
         egl.eglMakeCurrent(_egl._EGL_DISPLAY, egl.EGL_NO_SURFACE, egl.EGL_NO_SURFACE,
