@@ -41,9 +41,30 @@ def show_paused(views):
     return sim, v
 
 
-def test_frames_from_a_second_thread_then_from_the_main_thread(views):
+def test_frames_from_a_second_thread_then_from_the_main_thread():
     """No event loop runs (a script, a test): each call draws where it is made, and the
-    context is released after the draw, so the next thread can make it current."""
+    context is released after the draw, so the next thread can make it current. Run in a
+    process of its own, as in a kernel: in this test process the Qt tests leave a Qt app, whose
+    contexts belong to the thread that made them (the view then uses Qt's context, and draws
+    in the kernel's main thread only; the next test checks that case)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PDESTUDIO_THREADS_BODY="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        f"{__file__}::test_threads_body"], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_threads_body(views):
+    """The body of the test above, in its own process (skipped in the suite's process)."""
+    import os
+
+    import pytest
+    if os.environ.get("PDESTUDIO_THREADS_BODY") != "1":
+        pytest.skip("run by test_frames_from_a_second_thread_then_from_the_main_thread in a "
+                    "process of its own")
     sim, v = show_paused(views)
     rfb = v.canvas.native
     rfb.handle_event({"type": "resize", "width": W, "height": H, "ratio": 1.0})
