@@ -18,7 +18,6 @@ space left under RLIMIT_AS; `device_available()` the GPU's free memory plus CuPy
 from __future__ import annotations
 
 import math
-import os
 
 from .errors import ParameterError
 

@@ -75,7 +75,7 @@ class ImexReference(ExplicitReference):
 
     def hom_lap(self, f, s):
         """L₀ f: the Laplacian with homogeneous boundary values."""
-        ops, xp = self.ops, self.sim.xp
+        ops = self.ops
         if not hasattr(ops, "axes"):
             return ops.L @ f
         return (self._matrix(s) @ f.ravel()).reshape(f.shape)

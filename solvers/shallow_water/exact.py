@@ -6,7 +6,7 @@ G = 9.81
 
 def stoker(x, t, hl, hr, g=G):
     """Dam break over a wet bed (Stoker): depth h(x, t) for h = hl (x < 0), hr (x > 0), u = 0."""
-    cl, cr = np.sqrt(g * hl), np.sqrt(g * hr)
+    cl = np.sqrt(g * hl)
 
     def f(hm):  # rarefaction (left) velocity minus shock (right) velocity at the middle depth
         return 2 * (cl - np.sqrt(g * hm)) - (hm - hr) * np.sqrt(0.5 * g * (hm + hr) / (hm * hr))
