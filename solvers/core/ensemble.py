@@ -3,12 +3,14 @@ count or to an end time (the landing rule), with the arguments checked once. A f
 provides `model`, `size`, `t` (the members' times) and `_run(n, t_end)`."""
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from .errors import ParameterError
 
 
-class EnsembleBase:
+class EnsembleBase(abc.ABC):
     def step(self, n: int = 1) -> None:
         """n more steps of every member that has not diverged."""
         if not (isinstance(n, (int, np.integer)) and n >= 0):
@@ -23,5 +25,6 @@ class EnsembleBase:
                                  f">= every member's time (min {self.t.min():g})")
         self._run(None, t_end)
 
-    def _run(self, n, t_end):  # pragma: no cover - each family's
-        raise NotImplementedError(f"{type(self).__name__}._run")
+    @abc.abstractmethod
+    def _run(self, n, t_end) -> None:
+        """n steps (None: to t_end) of every member that has not diverged."""

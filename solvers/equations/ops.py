@@ -232,36 +232,6 @@ class MeshOps:
     def lap(self, f, species, env, evaluate):
         return self.L @ f
 
-    def _lap_periodic(self, f):
-        """lap on a periodic grid without ghost copies: per axis (c0 - 2 c1 + c2) / h² built in
-        place from wrapped slices, the same roundings in the same order as the ghost path
-        ((-2 c1 + c0) is c0 - 2 c1 exactly)."""
-        xp = self.xp
-        out = None
-        for a in range(self.axes):
-            ax = self.axes - 1 - a
-            term = -2 * f
-            lo, hi = [slice(None)] * f.ndim, [slice(None)] * f.ndim
-
-            def part(k0, k1):
-                lo[ax], hi[ax] = k0, k1
-                return tuple(lo), tuple(hi)
-
-            dst, src = part(slice(1, None), slice(None, -1))   # c0: the neighbour below
-            xp.add(term[dst], f[src], out=term[dst])
-            dst, src = part(slice(0, 1), slice(-1, None))
-            xp.add(term[dst], f[src], out=term[dst])
-            dst, src = part(slice(None, -1), slice(1, None))   # c2: the neighbour above
-            xp.add(term[dst], f[src], out=term[dst])
-            dst, src = part(slice(-1, None), slice(0, 1))
-            xp.add(term[dst], f[src], out=term[dst])
-            term /= self.h[a] ** 2
-            if out is None:
-                out = term
-            else:
-                out += term
-        return out
-
     def divgrad(self, K, f, species, env, evaluate):
         xp = self.xp
         K = xp.broadcast_to(xp.asarray(K, dtype=f.dtype), f.shape)
