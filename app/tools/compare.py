@@ -7,6 +7,7 @@ thread owns both simulations; the profiler line shows both."""
 from __future__ import annotations
 
 import queue
+import threading
 import time
 from dataclasses import replace
 
@@ -25,10 +26,11 @@ from ..views import ColorScale, make_view
 from ..views.base import BACKGROUND
 
 FRAME_S = 0.04  # stepping time of A per frame
+SCREEN_WAIT_MAX_S = 0.5  # longest wait of the worker for the screen to show its last frame
 
 
 class CompareWorker(QThread):
-    frame = Signal(object)        # dict: t, steps (a, b), fields a, b, rates
+    frame = Signal()              # a frame waits in the slot: the screen calls take()
     failed = Signal(str)
 
     def __init__(self, a, b, field):
@@ -36,26 +38,45 @@ class CompareWorker(QThread):
         self.a, self.b, self.field = a, b, field
         self.running, self._stop, self._q = False, False, queue.Queue()
         self._chunk = 1
+        # One slot with the newest frame (dict: t, steps (a, b), fields a, b, rates): frames
+        # the screen has not drawn are replaced, never queued, and `shown` tells the worker
+        # the screen has drawn the last one.
+        self._lock = threading.Lock()
+        self._newest = None
+        self.shown = threading.Event()
+        self.shown.set()
+
+    def take(self):
+        """The newest frame not yet taken, or None (the screen's thread)."""
+        with self._lock:
+            fr, self._newest = self._newest, None
+        return fr
 
     def submit(self, cmd, *args):
         self._q.put((cmd, args))
 
     def run(self):
-        self._emit(0.0, 0.0)
+        try:
+            self._emit(0.0, 0.0)
+        except Exception as e:  # never let the thread die silently: report it
+            self.failed.emit(f"{type(e).__name__}: {e}")
         while not self._stop:
             try:
                 cmd, args = self._q.get(timeout=0.05) if not self.running else self._q.get_nowait()
+            except queue.Empty:
+                cmd = None
+            try:
                 if cmd == "run":
                     self.running = bool(args[0])
                 elif cmd == "step":
                     self._frame(steps=1)
                 elif cmd == "quit":
                     self._stop = True
-                continue
-            except queue.Empty:
-                pass
-            if self.running:
-                self._frame()
+                elif self.running:
+                    self._frame()
+            except Exception as e:  # a bug or an odd state: pause and say so, keep the thread
+                self.running = False
+                self.failed.emit(f"{type(e).__name__}: {e}")
 
     def _frame(self, steps=None):
         a, b = self.a, self.b
@@ -77,14 +98,24 @@ class CompareWorker(QThread):
             self.failed.emit(str(e))
             return
         self._emit(ta, tb)
+        # NumPy stepping is Python between small array operations: it holds the GIL that the
+        # screen's thread needs for every OpenGL call of a draw, and a screen that only gets
+        # the GIL every switch interval falls behind by seconds. Wait (GIL released) until the
+        # screen has shown this frame, at most as long as the frame's stepping took: the
+        # solvers keep at least half of the time.
+        self.shown.wait(min(max(ta + tb, FRAME_S), SCREEN_WAIT_MAX_S))
 
     def _emit(self, ta, tb):
         a, b = self.a, self.b
         fa = {k: np.asarray(v, dtype=np.float64) for k, v in a.fields().items()}
         fb = {k: np.asarray(v, dtype=np.float64) for k, v in b.fields().items()}
-        self.frame.emit({"t": (a.t, b.t), "steps": (a.steps, b.steps), "a": fa, "b": fb,
-                         "rate": (a.stats["steps_per_s"], b.stats["steps_per_s"]),
-                         "wall": (ta, tb)})
+        fr = {"t": (a.t, b.t), "steps": (a.steps, b.steps), "a": fa, "b": fb,
+              "rate": (a.stats["steps_per_s"], b.stats["steps_per_s"]), "wall": (ta, tb)}
+        with self._lock:
+            notify, self._newest = self._newest is None, fr
+            self.shown.clear()
+        if notify:
+            self.frame.emit()
 
 
 def _label(sim, other=None) -> str:
@@ -140,7 +171,7 @@ class CompareWindow(QMainWindow):
         self.last = None
         self._build_views()
         self.worker = CompareWorker(a, b, self.field)
-        self.worker.frame.connect(self._on_frame)
+        self.worker.frame.connect(self._take_frame)
         self.worker.failed.connect(lambda msg: self.status.setText("stopped: " + msg))
         self.worker.start()
         self.resize(1320, 560)
@@ -185,6 +216,14 @@ class CompareWindow(QMainWindow):
             return None
         f = f or self.field
         return self.last["a"][f] - self.last["b"][f]
+
+    def _take_frame(self):
+        fr = self.worker.take()
+        if fr is not None:
+            self._on_frame(fr)
+            for c in self.canvases:  # draw now, while the worker waits with the GIL released
+                c.native.repaint()
+        self.worker.shown.set()
 
     def _on_frame(self, fr):
         self.last = fr

@@ -14,8 +14,14 @@ from .test_window import WAIT, open_model, win  # noqa: E402,F401
 def run_frames(qtbot, cw, n):
     start = cw.last["steps"][0] if cw.last else 0
     cw.run_button.setChecked(True)
-    qtbot.waitUntil(lambda: cw.last is not None and cw.last["steps"][0] >= start + n,
-                    timeout=WAIT)
+    try:
+        qtbot.waitUntil(lambda: cw.last is not None and cw.last["steps"][0] >= start + n,
+                        timeout=WAIT)
+    except qtbot.TimeoutError:  # say what the window knew: a stopped worker names its reason
+        raise AssertionError(f"no frame {start + n}: last steps "
+                             f"{cw.last and cw.last['steps']}, status {cw.status.text()!r}, "
+                             f"worker alive {cw.worker.isRunning()}, running "
+                             f"{cw.worker.running}") from None
     cw.run_button.setChecked(False)
 
 
@@ -77,3 +83,30 @@ def test_the_gallery_compares_mean_curvature_with_willmore(win, qtbot):
     finally:
         cw.close()
         win.gallery.close()
+
+
+def test_an_unexpected_error_in_a_step_pauses_and_is_shown(win, qtbot):
+    """A bug in a step must not kill the comparison's thread silently (the window would wait
+    forever): the run pauses, the status names the error, and Step works again after it."""
+    open_model(win, qtbot, "heat-1d", params={"nx": 32})
+    cw = open_compare(win, {})
+    qtbot.addWidget(cw)
+    try:
+        qtbot.waitUntil(lambda: cw.last is not None, timeout=WAIT)
+        real, calls = cw.a.step, []
+
+        def broken(n=1):
+            calls.append(n)
+            if len(calls) == 1:
+                raise RuntimeError("injected fault")
+            return real(n)
+        cw.a.step = broken
+        cw.run_button.setChecked(True)
+        qtbot.waitUntil(lambda: "injected fault" in cw.status.text(), timeout=WAIT)
+        assert "RuntimeError" in cw.status.text() and not cw.worker.running
+        assert cw.worker.isRunning()  # the thread lives on
+        cw.run_button.setChecked(False)
+        cw.worker.submit("step")
+        qtbot.waitUntil(lambda: cw.last["steps"][0] >= 1, timeout=WAIT)
+    finally:
+        cw.close()
