@@ -149,8 +149,9 @@ def _run(a, ranks=None) -> int:
     outputs.check_for(sim)
     # said once the set-up is accepted: an error found above is the only line printed
     why = f" ({sim.backend_reason})" if a.backend == "auto" else ""
-    log.info("%s/%s: backend %s%s, %s, kernel %s", sim.model, sim.scenario_name, sim.backend,
-             why, sim.dtype, sim.kernel)
+    cpu_why = getattr(sim, "cpu_reason", "") if sim.kernel == "numpy" else ""
+    log.info("%s/%s: backend %s%s, %s, kernel %s%s", sim.model, sim.scenario_name, sim.backend,
+             why, sim.dtype, sim.kernel, f" ({cpu_why})" if cpu_why else "")
     for note in sim.notes():
         log.info("%s: %s", sim.model, note)
 

@@ -38,6 +38,12 @@ SPEEDUP_BUDGET = 0.6   # seconds of stepping per backend in the speed-up measure
 GUI_WAIT_MAX_S = 0.05  # longest wait for a screen that is behind (see _frame_of_steps)
 
 
+def _kernel_why(sim) -> str:
+    """Why a model file runs the NumPy array path on the CPU (no compiler, ...), or ''."""
+    why = getattr(sim, "cpu_reason", "")
+    return f" ({why})" if why and sim.kernel == "numpy" else ""
+
+
 class SolverLoop:
     """The solver thread's state and loop (see the module docstring); the shell calls
     `loop()` in its thread and provides the outlets."""
@@ -138,7 +144,7 @@ class SolverLoop:
         self.created.emit(info)
         why = f" ({sim.backend_reason})" if backend == "auto" and sim.backend_reason else ""
         self.message.emit(f"{info.model}/{info.scenario}: backend {sim.backend}{why}, "
-                          f"{sim.dtype}, kernel {sim.kernel}{note}", False)
+                          f"{sim.dtype}, kernel {sim.kernel}{_kernel_why(sim)}{note}", False)
         self._publish(wait=True)
         self._after_frame()
         self._set_running(was_running)

@@ -19,6 +19,7 @@ Each row prints one line; wall times include the host synchronisation of the las
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -121,16 +122,23 @@ def pypde_steps_per_s(n: int, dt: float, steps: int):
 
 
 def brusselator(backend, n, steps, peer=True) -> list[dict]:
+    """A row per path: the default (fused on the GPU; on the CPU the generated kernels
+    compiled for it, where a compiler works) and kernel=array (the NumPy or CuPy array path)."""
     mid = solvers.define(BRUSSELATOR)
-    sim = solvers.create(mid, backend=backend, nx=n, Lx=float(n))
-    ours = steps_per_s(sim, steps)
-    theirs = pypde_steps_per_s(n, sim.dt, steps) if peer else None
-    values = {"pdestudio_steps_s": ours, "dt": sim.dt}
-    if theirs is None:
-        values["py_pde"] = "not installed" if peer else "skipped"
-    else:
-        values.update(py_pde_steps_s=theirs, ratio=ours / theirs)
-    return [row(f"bruss {n}^2 {backend} float64", **values)]
+    sims = [solvers.create(mid, backend=backend, nx=n, Lx=float(n), kernel=k)
+            for k in ("fused", "array")]
+    ours = [steps_per_s(sim, steps) for sim in sims]
+    theirs = pypde_steps_per_s(n, sims[0].dt, steps) if peer else None
+    out = []
+    for sim, rate in zip(sims, ours):
+        values = {"pdestudio_steps_s": rate, "dt": sim.dt, "kernel": sim.kernel,
+                  "omp_threads": os.environ.get("OMP_NUM_THREADS", "all")}
+        if theirs is None:
+            values["py_pde"] = "not installed" if peer else "skipped"
+        else:
+            values.update(py_pde_steps_s=theirs, ratio=rate / theirs)
+        out.append(row(f"bruss {n}^2 {backend} {sim.kernel} float64", **values))
+    return out
 
 
 # ---- (c) IMEX against explicit ----------------------------------------------------------------

@@ -112,6 +112,32 @@ class EquationModel(Simulation):
         return {**super().describe(), "definition": cls.definition_source,
                 "citation": cls.citation, "look_for": cls.look_for}
 
+    # ---- schemes ------------------------------------------------------------------------
+    cpu_reason = ""  # on the CPU: which path runs and why (cpu.py)
+
+    def _make_scheme(self):
+        """On the CPU with kernel=fused, the generated kernels compiled for the CPU (cpu.py)
+        where a compiler builds them, else (and with kernel=array) the NumPy reference."""
+        if not self._be.is_gpu:
+            if self.params.get("kernel", "fused") == "fused":
+                from .cpu import compiled_scheme
+                scheme = compiled_scheme(self)
+                if scheme is not None:
+                    return scheme
+            else:
+                self.cpu_reason = "NumPy array path: kernel=array"
+        return super()._make_scheme()
+
+    @property
+    def kernel(self) -> str:
+        """'fused' or 'array' on the GPU; on the CPU 'compiled' (the generated kernels built
+        by the C++ compiler) or 'numpy' (the array path)."""
+        if not self._be.is_gpu:
+            from .fused import FusedEquations
+            return ("compiled" if isinstance(getattr(self, "scheme", None), FusedEquations)
+                    else "numpy")
+        return super().kernel
+
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self):
         d = self.definition

@@ -151,7 +151,7 @@ def test_generated_stage_and_rates_match_the_reference(domain, tmp_path):
     src = {**GRID_MODEL, "domain": domain, "numerics": {"dt": 1e-3}}
     if "robin" in domain.get("boundary", ""):  # u's own Robin condition; v as the domain says
         src["boundary"] = {"u": domain["boundary"].replace("-0.5*v", "-0.5*u")}
-    sim = solvers.create(solvers.define(src), backend="numpy")
+    sim = solvers.create(solvers.define(src), backend="numpy", kernel="array")
     rng = np.random.default_rng(1)
     U = {s: sim.state[s] * (1 + 0.2 * rng.uniform(-1, 1, sim.shape)) for s in sim.species}
     Y = {s: U[s] + 0.05 * rng.uniform(-1, 1, sim.shape) for s in sim.species}
@@ -181,7 +181,7 @@ def test_generated_stage_and_rates_match_the_reference(domain, tmp_path):
 def test_generated_positive_flux_matches_the_reference(tmp_path):
     sim = solvers.create(solvers.define({**CHEMOTAXIS, "domain": {
         "kind": "mesh", "surface": "rectangle", "vertices": 200, "boundary": "natural"}}),
-        backend="numpy", dt=0.01)
+        backend="numpy", kernel="array", dt=0.01)
     rng = np.random.default_rng(2)
     Y = {"cells": 1 + 0.5 * rng.uniform(-1, 1, sim.shape),
          "chemo": 0.5 + 0.4 * rng.uniform(-1, 1, sim.shape)}

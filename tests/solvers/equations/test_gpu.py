@@ -28,7 +28,7 @@ DOMAINS = {
 
 def _pair(src, dtype="float64", **kw):
     mid = solvers.define(src)
-    ref = solvers.create(mid, backend="numpy", **kw)
+    ref = solvers.create(mid, backend="numpy", kernel="array", **kw)  # the reference
     gpu = solvers.create(mid, backend="cupy", dtype=dtype, **kw)
     rng = np.random.default_rng(5)
     for s in ref.state:
@@ -156,7 +156,7 @@ def test_batched_ensemble_equals_solo_fused_runs_and_the_reference(domain, integ
     assert not ens.diverged.any() and len(set(ens.steps)) > 1
     for m, member in enumerate(MEMBERS):
         solo = solvers.create(mid, backend="cupy", **common, **member)
-        ref = solvers.create(mid, backend="numpy", integrator=integrator, **member)
+        ref = solvers.create(mid, backend="numpy", kernel="array", integrator=integrator, **member)
         for s in (solo, ref):
             s.advance(t_end)
             s.step(7)
