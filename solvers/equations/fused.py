@@ -24,7 +24,7 @@ import numpy as np
 from ..core.device_clock import GraphCache, run_fixed_steps
 from ..core.scheme import SchemeBase
 from .codegen import Generator
-from .reference import TABLEAUS, THETA, combine_stage
+from .reference import IMEX, TABLEAUS, THETA, combine_stage
 
 TEMPLATE = Path(__file__).resolve().parent / "kernels" / "equations.cu"
 MARKER = "// @GENERATED@"
@@ -128,11 +128,11 @@ class FusedEquations(SchemeBase):
         # launch arguments of its capture; the parameters are read from P on the device, so a
         # live change needs no new graph)
         self.graphs = (kernels is None and not sim.transports
-                       and sim.params["integrator"] != "imex" and time_free(sim))
+                       and sim.params["integrator"] not in IMEX and time_free(sim))
         if self.graphs:
             sim.check_interval = 4 * GRAPH_STEPS
             self.run = self._run_graphs
-        if sim.params["integrator"] == "imex":
+        if sim.params["integrator"] in IMEX:
             from .imex import ImexReference
             self.imex = ImexReference(sim)
             self.imex.rates = FusedImexRates(self, self.imex.rates)

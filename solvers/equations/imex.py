@@ -1,7 +1,15 @@
 """integrator=imex for model files (docs/EQUATIONS.md): the constant-coefficient lap terms c·lap(s)
-of a species' own equation implicit, everything else explicit (semi-implicit Euler):
+of a species' own equation implicit (I(s) = c·L₀ s), everything else explicit (E), by the
+second-order, L-stable IMEX Runge–Kutta scheme ARS(2,2,2) of Ascher, Ruuth & Spiteri (1997),
+γ = 1 − 1/√2, δ = 1 − 1/(2γ):
 
-    (I − dt·c·L₀) s⁺ = s + dt·(f(s) − c·L₀ s)
+    (I − γ·dt·c·L₀) U₂ = s + γ·dt·E(s)
+    (I − γ·dt·c·L₀) U₃ = s + dt·(δ·E(s) + (1 − δ)·E(U₂)) + (1 − γ)·dt·I(U₂),   s⁺ = U₃
+
+with I(U₂) = (U₂ − rhs₂)/(γ·dt) from the first solve (no extra product), both solves with the
+same matrix. `imex1` is the first-order semi-implicit Euler, (I − dt·c·L₀) s⁺ = s + dt·E(s).
+A one-step scheme: a changed step (an adaptive step, the last step onto an end time), a brush
+stroke or a restart from a checkpoint need no history.
 
 L₀ is the Laplacian with homogeneous boundary conditions (the boundary values' contributions,
 lap(s) − L₀ s, stay in the explicit part, so the scheme is consistent for any boundary). The
@@ -11,8 +19,9 @@ Solves: cell-centred grids diagonalise L₀ per axis with fast transforms (scipy
 periodic rFFT, Neumann–Neumann DCT-II, Dirichlet–Dirichlet DST-II, Dirichlet–Neumann DST-IV,
 Neumann–Dirichlet DCT-IV, eigenvalues −(2 − 2cos θ_k)/h². Vertex grids and meshes solve the
 sparse system: on meshes the symmetric form (A + dt·c·K) s⁺ = A·rhs (A the mixed areas, K the
-cotangent stiffness) by conjugate gradients with a Jacobi preconditioner (scipy.sparse or
-cupyx.scipy.sparse), Dirichlet vertices eliminated.
+cotangent stiffness), Dirichlet vertices eliminated: on the CPU a sparse LU factorisation
+(SuperLU, minimum-degree ordering of A + Aᵀ), made once per (species, dt·c) and reused
+by every solve; on the GPU conjugate gradients with a Jacobi preconditioner (cupyx.scipy.sparse).
 """
 from __future__ import annotations
 
@@ -25,6 +34,10 @@ TRANSFORMS = {("P", "P"): None, ("N", "N"): ("dct", 2, 0.0), ("D", "D"): ("dst",
               ("D", "N"): ("dst", 4, 0.5), ("N", "D"): ("dct", 4, 0.5)}
 
 
+ARS_GAMMA = 1.0 - 1.0 / np.sqrt(2.0)
+ARS_DELTA = 1.0 - 1.0 / (2.0 * ARS_GAMMA)
+
+
 def _hom(kind: str) -> str:
     return {"periodic": "P", "dirichlet": "D"}.get(kind, "N")
 
@@ -35,33 +48,63 @@ class ImexReference(ExplicitReference):
         self.implicit = sim.implicit_terms()
         self._solvers = {}
 
+    def _explicit(self, Y, t):
+        """(E(Y) per species: the rates without the implicit terms plus the boundary values'
+        part of each implicit c·lap(s), the implicit coefficient c per species (0: none),
+        the loss-rate maximum or None)."""
+        sim = self.sim
+        k, lam = self.rates(Y, t, implicit=self.implicit)
+        env = self.rates.env(Y, t)
+        coef = dict.fromkeys(sim.species, 0.0)
+        for s, term in self.implicit:
+            c = float(self.rates.ev(term.coef, env))
+            coef[s] += c
+            # the boundary values' part of c·lap(s) stays explicit
+            k[s] = k[s] + sim.real(c) * (self.ops.lap(Y[s], s, env, self.rates.ev)
+                                         - self.hom_lap(Y[s], s))
+        return k, coef, lam
+
     def step(self, t, dt_limit):
         sim = self.sim
         dt = sim.dt if dt_limit is None else min(sim.dt, dt_limit)
         U = dict(sim.state)
-        k, lam = self.rates(U, t, implicit=self.implicit)
+        E1, coef, lam = self._explicit(U, t)
         if lam is not None:
             if not lam >= 0:
                 return float("nan")
             if lam > 0:
                 dt = min(dt, 0.9 / lam)
-        env = self.rates.env(U, t)
-        out = {}
-        for s in sim.species:
-            rhs = U[s] + sim.real(dt) * k[s]
-            for sp_, term in self.implicit:
-                if sp_ != s:
-                    continue
-                c = float(self.rates.ev(term.coef, env))
-                # the boundary values' part of c·lap(s) stays explicit
-                rhs = rhs + sim.real(dt * c) * (self.ops.lap(U[s], s, env, self.rates.ev)
-                                                - self.hom_lap(U[s], s))
-                rhs = self.solve(rhs, s, dt * c, t + dt)
-            out[s] = rhs
+        real = sim.real
+        if sim.params["integrator"] == "imex1":  # semi-implicit Euler
+            out = {s: self._solve(U[s] + real(dt) * E1[s], s, dt * coef[s], t + dt)
+                   for s in sim.species}
+        else:  # ARS(2,2,2) (module docstring)
+            g, d = ARS_GAMMA, ARS_DELTA
+            Y2, I2 = {}, {}
+            for s in sim.species:
+                rhs = U[s] + real(g * dt) * E1[s]
+                Y2[s] = self._solve(rhs, s, g * dt * coef[s], t + g * dt)
+                I2[s] = (Y2[s] - rhs) * real(1.0 / (g * dt))
+            self.pin(Y2, t + g * dt)
+            E2, _, _ = self._explicit(Y2, t + g * dt)
+            out = {s: self._solve(U[s] + real(d * dt) * E1[s] + real((1 - d) * dt) * E2[s]
+                                  + real((1 - g) * dt) * I2[s], s, g * dt * coef[s], t + dt)
+                   for s in sim.species}
         self.pin(out, t + dt)
         for s in sim.species:
             sim.state[s] = out[s]
         return dt
+
+    def _solve(self, rhs, s, dtc, t_new):
+        if dtc == 0.0:
+            return rhs
+        ops = self.ops
+        if hasattr(ops, "axes") and ops.pinned(s):
+            # a vertex grid's Dirichlet nodes enter their neighbours' implicit rows: give them
+            # their value at the stage's time first (meshes eliminate them in _mesh_solve)
+            env = self.rates.env({**self.sim.state, s: rhs}, t_new)
+            rhs = ops.pin_values(rhs.copy(), s, env, self.rates.ev)
+        return self.solve(rhs, s, dtc, t_new)
 
     # ---- the homogeneous Laplacian and its solves ---------------------------------------
     def _axes(self, s):
@@ -214,17 +257,26 @@ class ImexReference(ExplicitReference):
             conv = (lambda m: m.astype(self.sim.real)) if xp is np else (
                 lambda m: __import__("cupyx.scipy.sparse", fromlist=["x"]).csr_matrix(
                     m.astype(self.sim.real)))
-            self._solvers = {k: v for k, v in self._solvers.items() if k[0] != "mesh"}
+            # one factorisation per species: its (dt·c) of the current step
+            self._solvers = {k: v for k, v in self._solvers.items()
+                             if k[0] != "mesh" or k[1] != s}
+            lu = None
+            if xp is np:
+                from scipy.sparse.linalg import splu
+                lu = splu(Aff.tocsc(), permc_spec="MMD_AT_PLUS_A")
             self._solvers[key] = (conv(Aff), conv(Afb), xp.asarray(fi), xp.asarray(bi),
                                   xp.asarray(1.0 / Aff.diagonal(), dtype=self.sim.real),
-                                  xp.asarray(area, dtype=self.sim.real))
-        Aff, Afb, fi, bi, jac, area = self._solvers[key]
+                                  xp.asarray(area, dtype=self.sim.real), lu)
+        Aff, Afb, fi, bi, jac, area, lu = self._solvers[key]
         b = (area * rhs)[fi]
         x = rhs.copy()
         if len(bi):
             env = self.rates.env({**self.sim.state, s: rhs}, t_new)
             x = ops.pin_values(x, s, env, self.rates.ev)
             b = b - Afb @ x[bi]
+        if lu is not None:  # the CPU: the factorisation
+            x[fi] = lu.solve(np.asarray(b, dtype=np.float64)).astype(self.sim.real)
+            return x
         x0 = rhs[fi]
         if xp is np:
             from scipy.sparse.linalg import LinearOperator, cg

@@ -28,7 +28,7 @@ from ..core.simulation import FieldInfo, Simulation
 from . import scenarios, spec
 from .bc import parse_boundary
 from .expr import ModelError, names_in
-from .reference import STABILITY, Evaluator, ExplicitReference, Rates
+from .reference import IMEX, STABILITY, Evaluator, ExplicitReference, Rates
 from .system import split, transport
 
 GEOMETRY_PARAMS = {
@@ -59,8 +59,9 @@ GEOMETRY_PARAMS = {
 }
 NUMERIC_PARAMS = {
     "integrator": Param("integrator", "str", "euler", "Time integrator: explicit Euler, SSP-RK3, "
-                        "RK4, or IMEX (constant-coefficient lap terms implicit).",
-                        choices=("euler", "ssprk3", "rk4", "imex")),
+                        "RK4, or IMEX (constant-coefficient lap terms implicit): imex is "
+                        "second order (ARS(2,2,2)), imex1 semi-implicit Euler.",
+                        choices=("euler", "ssprk3", "rk4", "imex", "imex1")),
     "dt": Param("dt", "float", None, "Time step (empty: cfl × the stable step).", lo=0,
                 lo_open=True, nullable=True, live=True),
     "cfl": Param("cfl", "float", 0.5, "Fraction of the stable step used when dt is empty.",
@@ -182,7 +183,7 @@ class EquationModel(Simulation):
         for s in d.species:
             tr, rest = (transport(s, self.splits[s], species_like) if on_mesh
                         else (None, self.splits[s].terms))
-            if tr is not None and p["integrator"] == "imex" and tr.D != ("num", 0.0):
+            if tr is not None and p["integrator"] in IMEX and tr.D != ("num", 0.0):
                 # IMEX: the species' own diffusion implicit, the transport explicit with the
                 # upwind (D -> 0) limit of the positive flux (solvers/surface_rd/imex.py)
                 from .system import OpTerm, Transport
@@ -217,7 +218,7 @@ class EquationModel(Simulation):
     def implicit_terms(self):
         """(species, OpTerm) of the constant-coefficient lap terms of a species' own equation
         (treated implicitly by integrator=imex)."""
-        if self.params["integrator"] != "imex":
+        if self.params["integrator"] not in IMEX:
             return ()
         from .system import constant
         like = set(self.species) | set(self.definition.algebraic)
@@ -268,7 +269,7 @@ class EquationModel(Simulation):
                     f"{bound:.6g} = {STABILITY[integ]}/(max|D|·λ_max) of {integ} (max|D| = "
                     f"{D:.6g}, λ_max = {lam:.6g}); allowed: dt <= {bound:.6g}")
             self.dt = float(p["dt"])
-        elif integ == "imex":  # the implicit terms set no limit: IMEX_FACTOR explicit steps
+        elif integ in IMEX:  # the implicit terms set no limit: IMEX_FACTOR explicit steps
             full = self.diffusion_bound(with_implicit=True)[0]
             self.dt = min(p["cfl"] * bound, p["cfl"] * IMEX_FACTOR * full)
             if self.dt == float("inf"):
@@ -322,7 +323,7 @@ def _make_class(d: spec.Definition) -> type:
                            for a in d.algebraic}},
         "default_field": d.species[0], "size_param": "nx",
         "reference_scheme": staticmethod(lambda sim: (
-            ImexReference if sim.params["integrator"] == "imex" else ExplicitReference)(sim)),
+            ImexReference if sim.params["integrator"] in IMEX else ExplicitReference)(sim)),
         "fused_scheme": staticmethod(fused_scheme),
         "look_for": d.info["look_for"], "citation": d.info["citation"],
         # what may differ between the members of an ensemble (ensemble.py)

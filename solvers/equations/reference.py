@@ -32,7 +32,8 @@ TABLEAUS = {
     "rk4": ((0.0, 1.0, 0.0, 0.5, 0.0, 1 / 6), (0.5, 1.0, 0.0, 0.5, 0.0, 1 / 3),
             (0.5, 1.0, 0.0, 1.0, 0.0, 1 / 3), (1.0, 1.0, 0.0, 1 / 6, 1.0, 0.0)),
 }
-STABILITY = {"euler": 2.0, "ssprk3": 2.5127, "rk4": 2.7853, "imex": 2.0}
+STABILITY = {"euler": 2.0, "ssprk3": 2.5127, "rk4": 2.7853, "imex": 2.0, "imex1": 2.0}
+IMEX = ("imex", "imex1")  # ARS(2,2,2) and semi-implicit Euler (imex.py)
 
 
 def _is_array(a) -> bool:

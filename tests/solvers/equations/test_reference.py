@@ -47,14 +47,15 @@ def test_chemotaxis_file_reproduces_the_positive_scheme():
 
 @pytest.mark.parametrize("model", ["chemotaxis", "gray-scott"])
 def test_imex_file_reproduces_the_builtin_imex(model):
-    """integrator=imex on both sides: the same implicit diffusion (A + δt·c·K by CG), and for
-    chemotaxis the same explicit upwind cell flux with its adaptive step."""
+    """The built-in integrator=imex (semi-implicit Euler) and the file's imex1: the same implicit
+    diffusion (A + δt·c·K, by CG there, by a factorisation here), and for chemotaxis the same
+    explicit upwind cell flux with its adaptive step."""
     src = CHEMOTAXIS if model == "chemotaxis" else GRAY_SCOTT
     dt = 0.3 if model == "chemotaxis" else 0.5
     mid = solvers.define(src)
     ref = solvers.create(model, backend="numpy", vertices=800, renumber="none", dt=dt,
                          integrator="imex")
-    sim = solvers.create(mid, backend="numpy", dt=dt, integrator="imex")
+    sim = solvers.create(mid, backend="numpy", dt=dt, integrator="imex1")
     assert not sim.transports or sim.transports["cells"].D == ("num", 0.0)
     rng = np.random.default_rng(3)
     for k in ref.state:
@@ -205,3 +206,37 @@ def test_dt_above_the_stable_step_is_refused_naming_the_bound():
     sim = solvers.create(mid, backend="numpy")
     with pytest.raises(solvers.ParameterError, match=r"dt.*stable step .*allowed: dt <= "):
         solvers.create(mid, backend="numpy", dt=3 * sim.dt_max)
+
+
+IMEX_EOC_DOMAINS = {
+    "periodic": {"kind": "rectangle", "nx": 32, "ny": 32, "Lx": 2 * np.pi, "boundary": "periodic"},
+    "neumann": {"kind": "rectangle", "nx": 24, "ny": 20, "Lx": 6.0, "boundary": "neumann: 0.2"},
+    "vertex-dirichlet": {"kind": "rectangle", "nx": 24, "ny": 20, "Lx": 6.0, "grid": "vertex",
+                         "boundary": "left=dirichlet: 1; right=neumann: 0.2"},
+    "sphere": {"kind": "mesh", "surface": "sphere", "vertices": 642, "boundary": "natural"},
+}
+
+
+@pytest.mark.parametrize("domain", list(IMEX_EOC_DOMAINS))
+def test_imex_is_second_order_and_imex1_first(domain):
+    """Schnakenberg with stiff diffusion (Dv = 10: the explicit step is ~1e-4) to t = 1, against
+    RK4 at the explicit step:
+    ARS(2,2,2) converges at order 2, the semi-implicit Euler at order 1 (the FFT, DCT, sparse
+    LU and mesh factorisation solves), at steps of 0.05, 0.025 and 0.0125 (up to 400 explicit
+    steps each)."""
+    src = {"model": {"name": f"imex-eoc-{domain}"},
+           "equations": {"u": "Du*lap(u) + a - u + u^2*v", "v": "Dv*lap(v) + b - u^2*v"},
+           "parameters": {"a": 0.1, "b": 0.9, "Du": 1.0, "Dv": 10.0},
+           "initial": {"u": "1 + 0.2*sin(x)*cos(y)", "v": "0.9 + 0.1*cos(x)"},
+           "domain": IMEX_EOC_DOMAINS[domain]}
+    mid = solvers.define(src)
+    ref = solvers.create(mid, backend="numpy", integrator="rk4", cfl=0.2)
+    ref.advance(1.0)
+    for integrator, order in (("imex", 2.0), ("imex1", 1.0)):
+        errs = []
+        for dt in (0.05, 0.025, 0.0125):
+            sim = solvers.create(mid, backend="numpy", integrator=integrator, dt=dt)
+            sim.advance(1.0)
+            errs.append(max(np.abs(sim.fields()[k] - ref.fields()[k]).max() for k in sim.state))
+        eoc = np.log2(np.array(errs[:-1]) / np.array(errs[1:]))
+        assert np.all(np.abs(eoc - order) < 0.2), (integrator, errs, eoc)
