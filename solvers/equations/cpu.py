@@ -244,6 +244,14 @@ def _build(src: str, dtype: str) -> ctypes.CDLL:
             part = lib.with_suffix(f".{os.getpid()}.tmp")
             shutil.copyfile(tmp, part)
             os.replace(part, lib)
+    # OpenMP threads that spin long while they wait (libgomp's default, 300k turns) collapse
+    # when processes share the cores (two runs at once, a sweep's workers). Brusselator 256^2
+    # on two cores: one run 6,070 steps/s, two at once 590 each; with a spin of 1,000 turns
+    # 4,830 alone and 2,700 each (10,000 turns: 1,370 to 2,680 each, by chance; sleeping at
+    # once: 4,570 alone). A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT wins; it takes effect
+    # only if OpenMP was not loaded before.
+    if "OMP_WAIT_POLICY" not in os.environ:
+        os.environ.setdefault("GOMP_SPINCOUNT", "1000")
     try:
         _LIBS[str(lib)] = ctypes.CDLL(str(lib))
     except OSError as e:

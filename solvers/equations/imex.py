@@ -7,7 +7,9 @@ second-order, L-stable IMEX Runge–Kutta scheme ARS(2,2,2) of Ascher, Ruuth & S
     (I − γ·dt·c·L₀) U₃ = s + dt·(δ·E(s) + (1 − δ)·E(U₂)) + (1 − γ)·dt·I(U₂),   s⁺ = U₃
 
 with I(U₂) = (U₂ − rhs₂)/(γ·dt) from the first solve (no extra product), both solves with the
-same matrix. `imex1` is the first-order semi-implicit Euler, (I − dt·c·L₀) s⁺ = s + dt·E(s).
+same matrix. `imex1` is the first-order semi-implicit Euler, (I − dt·c·L₀) s⁺ = s + dt·E(s);
+`imex3` the third-order ARS(4,4,3) of the same paper (four solves a step, γ = 1/2). All three
+are one table each in ARS, run by one loop.
 A one-step scheme: a changed step (an adaptive step, the last step onto an end time), a brush
 stroke or a restart from a checkpoint need no history.
 
@@ -36,6 +38,20 @@ TRANSFORMS = {("P", "P"): None, ("N", "N"): ("dct", 2, 0.0), ("D", "D"): ("dst",
 
 ARS_GAMMA = 1.0 - 1.0 / np.sqrt(2.0)
 ARS_DELTA = 1.0 - 1.0 / (2.0 * ARS_GAMMA)
+# (c, implicit A, explicit Â) of the stiffly accurate IMEX Runge–Kutta schemes of Ascher, Ruuth
+# & Spiteri (1997) with an explicit first stage: the last stage is the new state, the implicit
+# diagonal is constant (one matrix per step)
+_G, _D = ARS_GAMMA, ARS_DELTA
+ARS = {
+    "imex1": ((0.0, 1.0), ((), (0.0, 1.0)), ((), (1.0,))),
+    "imex": ((0.0, _G, 1.0), ((), (0.0, _G), (0.0, 1.0 - _G, _G)),
+             ((), (_G,), (_D, 1.0 - _D))),
+    "imex3": ((0.0, 0.5, 2 / 3, 0.5, 1.0),
+              ((), (0.0, 0.5), (0.0, 1 / 6, 0.5), (0.0, -0.5, 0.5, 0.5),
+               (0.0, 1.5, -1.5, 0.5, 0.5)),
+              ((), (0.5,), (11 / 18, 1 / 18), (5 / 6, -5 / 6, 0.5),
+               (0.25, 1.75, 0.75, -1.75))),
+}
 
 
 def _hom(kind: str) -> str:
@@ -75,24 +91,26 @@ class ImexReference(ExplicitReference):
             if lam > 0:
                 dt = min(dt, 0.9 / lam)
         real = sim.real
-        if sim.params["integrator"] == "imex1":  # semi-implicit Euler
-            out = {s: self._solve(U[s] + real(dt) * E1[s], s, dt * coef[s], t + dt)
-                   for s in sim.species}
-        else:  # ARS(2,2,2) (module docstring)
-            g, d = ARS_GAMMA, ARS_DELTA
-            Y2, I2 = {}, {}
+        c, A, Ahat = ARS[sim.params["integrator"]]
+        E, I = [E1], [None]
+        for i in range(1, len(c)):
+            gdt = A[i][i] * dt
+            Y, Ii = {}, {}
             for s in sim.species:
-                rhs = U[s] + real(g * dt) * E1[s]
-                Y2[s] = self._solve(rhs, s, g * dt * coef[s], t + g * dt)
-                I2[s] = (Y2[s] - rhs) * real(1.0 / (g * dt))
-            self.pin(Y2, t + g * dt)
-            E2, _, _ = self._explicit(Y2, t + g * dt)
-            out = {s: self._solve(U[s] + real(d * dt) * E1[s] + real((1 - d) * dt) * E2[s]
-                                  + real((1 - g) * dt) * I2[s], s, g * dt * coef[s], t + dt)
-                   for s in sim.species}
-        self.pin(out, t + dt)
+                rhs = U[s]
+                for j in range(i):
+                    if Ahat[i][j]:
+                        rhs = rhs + real(Ahat[i][j] * dt) * E[j][s]
+                    if j and A[i][j]:
+                        rhs = rhs + real(A[i][j] * dt) * I[j][s]
+                Y[s] = self._solve(rhs, s, gdt * coef[s], t + c[i] * dt)
+                Ii[s] = (Y[s] - rhs) * real(1.0 / gdt)  # I(Y) = (Y − rhs)/(γ·dt)
+            self.pin(Y, t + c[i] * dt)
+            if i + 1 < len(c):  # what the later stages need
+                I.append(Ii)
+                E.append(self._explicit(Y, t + c[i] * dt)[0])
         for s in sim.species:
-            sim.state[s] = out[s]
+            sim.state[s] = Y[s]
         return dt
 
     def _solve(self, rhs, s, dtc, t_new):

@@ -60,8 +60,9 @@ GEOMETRY_PARAMS = {
 NUMERIC_PARAMS = {
     "integrator": Param("integrator", "str", "euler", "Time integrator: explicit Euler, SSP-RK3, "
                         "RK4, or IMEX (constant-coefficient lap terms implicit): imex is "
-                        "second order (ARS(2,2,2)), imex1 semi-implicit Euler.",
-                        choices=("euler", "ssprk3", "rk4", "imex", "imex1")),
+                        "second order (ARS(2,2,2)), imex1 semi-implicit Euler, imex3 third "
+                        "order (ARS(4,4,3)).",
+                        choices=("euler", "ssprk3", "rk4", "imex", "imex1", "imex3")),
     "dt": Param("dt", "float", None, "Time step (empty: cfl × the stable step).", lo=0,
                 lo_open=True, nullable=True, live=True),
     "cfl": Param("cfl", "float", 0.5, "Fraction of the stable step used when dt is empty.",
