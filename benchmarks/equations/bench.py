@@ -203,7 +203,7 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--imex-factor", type=float, default=20.0,
                     help="the IMEX step over the explicit one (the goal: at least 20)")
     ap.add_argument("--imex-cases", default="schnakenberg,chemotaxis")
-    ap.add_argument("--imex-integrator", default="imex", choices=("imex", "imex1", "imex3"),
+    ap.add_argument("--imex-integrator", default="imex3", choices=("imex", "imex1", "imex3"),
                     help="of the model file (the built-in chemotaxis has its own imex)")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--no-py-pde", action="store_true", help="skip the py-pde row's peer")
