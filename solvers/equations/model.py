@@ -72,6 +72,11 @@ NUMERIC_PARAMS = {
 }
 
 
+# model files' `kernel`: unlike the built-in models', it picks the CPU path too (cpu.py)
+MODEL_KERNEL = Param("kernel", "str", "fused", "fused: the kernels generated from the model "
+                     "(CUDA on the GPU; on the CPU built by the C++ compiler where there is "
+                     "one), or array: NumPy / CuPy array code (the float64 reference).",
+                     choices=("fused", "array"))
 IMEX_FACTOR = 10.0  # integrator=imex, dt empty: cfl × 10 × the all-explicit Euler bound
 
 
@@ -311,6 +316,7 @@ def _make_class(d: spec.Definition) -> type:
                 except ParameterError as e:
                     raise ModelError(str(e), section, name) from None
             params.append(base)
+    params.append(MODEL_KERNEL)
     from .fused import fused_scheme
     from .imex import ImexReference
     attrs = {
