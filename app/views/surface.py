@@ -27,6 +27,7 @@ from .visuals import HeightFieldNode, ImageNode, Tiles
 
 MAX_SIDE = 4096   # vertices a side on a GPU
 SOFT_SIDE = 128   # vertices a side on a software renderer
+GROWTH = 0.5      # heights beyond the fitted range by this fraction of its span: fit again
 OTHER_COLORS = ((0.62, 0.50, 0.36, 1.0), (0.85, 0.55, 0.25, 1.0), (0.55, 0.60, 0.65, 1.0))
 SEE_THROUGH = 0.45  # opacity of a surface lying above the coloured one (e.g. a free surface)
 
@@ -119,7 +120,7 @@ class SurfaceView(View):
         if self.built is None or self.built[0] != tuple(heights) or self.built[1]:
             self._build(heights)
         lo, hi = scale.limits_of([ranges[field]])
-        if self.fit is None or self.fit[0] != tuple(heights):
+        if self.fit is None or self.fit[0] != tuple(heights) or self._outgrown(heights, ranges):
             self._fit(heights, ranges)
         coloured = heights.index(field) if field in heights else 0
         lut = self.lut(scale.cmap)
@@ -139,6 +140,20 @@ class SurfaceView(View):
         self._set_title(field, frame, self.lod_note)
         self._update_colorbar(scale, (lo, hi), field)
         return lo, hi
+
+    def _outgrown(self, heights, ranges) -> bool:
+        """Whether the heights left the fitted range by more than GROWTH of its span (a pattern
+        growing out of a nearly flat start: fitted to its first frame, its heights would be
+        stretched hundreds of times). A range that shrinks keeps the fit: a flattening flow
+        is seen to flatten."""
+        got = [ranges.get(n) for n in heights]
+        finite = [r for r in got if r is not None and np.isfinite(r[0]) and np.isfinite(r[1])]
+        if not finite:
+            return False
+        _, _, _, zlo, zhi = self.fit
+        span = max(zhi - zlo, 1e-12 * max(abs(zlo), abs(zhi), 1e-30))
+        lo, hi = min(r[0] for r in finite), max(r[1] for r in finite)
+        return lo < zlo - GROWTH * span or hi > zhi + GROWTH * span
 
     def _fit(self, heights, ranges) -> None:
         got = [ranges.get(n) for n in heights]

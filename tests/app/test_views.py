@@ -450,3 +450,29 @@ def test_labels_that_skip_unchanged_work_match_vispy_at_every_size(canvas, mode)
         view.remove()
     for a, b in zip(pictures[True], pictures[False]):
         np.testing.assert_array_equal(a, b)
+
+
+def test_surface_heights_refit_when_a_pattern_outgrows_its_first_frame(canvas):
+    """A Turing pattern starts nearly flat (u = 3 ± 0.01) and grows to 0.9..7: fitted to the
+    first frame alone its heights would be stretched 300x (spikes across the view). Heights
+    that leave the fitted range are fitted again; a range that shrinks keeps the fit (a
+    flattening flow is seen to flatten)."""
+    n = 48
+    mesh = grid2d(n, 0.0, 64.0)
+    rng = np.random.default_rng(0)
+    flat = (3 + 0.01 * rng.uniform(-1, 1, (n, n))).astype(np.float32)
+    view = make_view(canvas, info_of(mesh, {"u": flat}), "surface")
+    try:
+        scale = ColorScale()
+        draw(canvas, view, {"u": flat}, "u", scale)
+        assert view.fit[4] - view.fit[3] < 0.03
+        x = np.linspace(0, 4 * np.pi, n, dtype=np.float32)
+        grown = (4 + 3 * np.sin(x)[None, :] * np.cos(x)[:, None]).astype(np.float32)
+        draw(canvas, view, {"u": grown}, "u", scale)
+        zlo, zhi = view.fit[3], view.fit[4]
+        assert zlo <= grown.min() + 1e-6 and zhi >= grown.max() - 1e-6
+        assert view.fit[2] * (zhi - zlo) == pytest.approx(0.35 * view.extent, rel=1e-6)
+        draw(canvas, view, {"u": 4 + 0.5 * (grown - 4)}, "u", scale)  # flattening: kept
+        assert (view.fit[3], view.fit[4]) == (zlo, zhi)
+    finally:
+        view.remove()
