@@ -30,6 +30,7 @@ COLOURS = ["#fde725", "#35b779", "#31688e", "#ff7f50", "#e377c2", "#17becf", "#b
 EVENT = "#9aa0a6"      # the markers of events (an initial condition set)
 LEGEND_ROW = 12        # pixels per legend entry
 FLAT = 1e-6            # a quantity varying less than this, relative to its size, is constant
+TINY = 1e-30           # values smaller than this in size are drawn as 0
 
 
 def time_range(t0: float, t1: float) -> tuple[float, float]:
@@ -41,8 +42,13 @@ def time_range(t0: float, t1: float) -> tuple[float, float]:
 
 
 def value_range(lo: float, hi: float) -> tuple[float, float]:
-    """lo..hi with a 5 % margin; a constant (to FLAT of its size): ±10 % around it (±1 at 0)."""
+    """lo..hi with a 5 % margin; a constant (to FLAT of its size): ±10 % around it (±1 at 0).
+    Values below TINY in size count as 0: the lines are drawn in float32, and VisPy's axis
+    finds no ticks for a range like 1e-200..3e-200 (Barkley's min u decays to such numbers;
+    the log scale shows them)."""
     size = max(abs(lo), abs(hi))
+    if size < TINY:
+        return -1.0, 1.0
     if hi - lo <= FLAT * size or not hi > lo:
         mid = 0.5 * (lo + hi)
         half = 0.1 * abs(mid) or 1.0

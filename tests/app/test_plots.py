@@ -96,3 +96,19 @@ def test_plot_fits_the_data_and_marks_an_initial_condition(win, qtbot):
     assert [k - 1, k] not in pairs.tolist() and [k, k + 1] in pairs.tolist()
     assert plots.markers.visible and np.allclose(plots.markers.pos[:, 0], t_event)
     assert plots.labels[3][0].text.startswith("set T at t = ")
+
+
+@pytest.mark.parametrize("lo,hi", [(1e-200, 3e-200), (0.0, 1e-250), (-1e-300, 0.0),
+                                   (1e-40, 5e-40), (2e-9, 3e-9), (1.0, 1.0 + 1e-7)])
+def test_value_ranges_of_tiny_numbers_get_ticks(lo, hi):
+    """Barkley's min u decays to ~1e-200: VisPy's axis found no ticks for such a range and
+    raised in every draw of the plot ("could not converge on ticks")."""
+    from vispy.visuals.axis import _get_ticks_talbot
+
+    from pdestudio.app.tools.plots import value_range
+    a, b = value_range(lo, hi)
+    assert b > a
+    ticks = _get_ticks_talbot(a, b, 3.0, 2)  # what the plot's y axis asks (raises if none)
+    assert len(ticks) >= 2
+    if max(abs(lo), abs(hi)) > 1e-30:  # a range of ordinary numbers still contains them
+        assert a <= lo and b >= hi
