@@ -23,43 +23,14 @@ from pathlib import Path
 
 import numpy as np
 
-from pdestudio.solvers.equations.codegen import Generator
+# the library's CPU build (solvers/equations/cpu.py) defines CUDA away the same way: blockDim 1,
+# threadIdx 0, a thread-local blockIdx set per "thread" by the launch loop here
+from pdestudio.solvers.equations.cpu import SHIM, parameters
 from pdestudio.solvers.equations.fused import TEMPLATE, kernel_source
 
 GXX = shutil.which("g++")
 
-SHIM = r"""
-#include <cmath>
-#include <cstring>
-#include <limits>
-#define __device__
-#define __global__
-#define __forceinline__ inline
-#define __restrict__
-struct Dim { int x; int y; };
-static Dim blockIdx, blockDim, threadIdx;
-template <class V> V __shfl_down_sync(unsigned, V v, int) { return v; }
-static int __float_as_int(float v) { int i; std::memcpy(&i, &v, 4); return i; }
-static long long __double_as_longlong(double v) { long long i; std::memcpy(&i, &v, 8); return i; }
-static float __int_as_float(int i) { float v; std::memcpy(&v, &i, 4); return v; }
-static double __longlong_as_double(long long i) { double v; std::memcpy(&v, &i, 8); return v; }
-static int atomicMax(int* p, int v) { int o = *p; if (v > o) *p = v; return o; }
-static long long atomicMax(long long* p, long long v) { long long o = *p; if (v > o) *p = v; return o; }
-using std::fabs; using std::fmin; using std::fmax; using std::exp; using std::expm1;
-"""
-
 NP = {"int": np.int32, "unsigned char": np.uint8}
-
-
-def parameters(sim, kind: str) -> list[tuple[str, str, bool, bool]]:
-    """(name, C base type, is pointer, is written) of the kernel's parameters."""
-    out = []
-    for item in Generator(sim).signature(kind).split(","):
-        words = item.replace("*", " * ").split()
-        name, ptr = words[-1], "*" in words
-        base = " ".join(w for w in words[:-1] if w not in ("const", "*", "__restrict__"))
-        out.append((name, base, ptr, ptr and not words[0] == "const"))
-    return out
 
 
 class Launch:
@@ -111,7 +82,7 @@ def _wrapper(name: str, params, ctype: str) -> str:
         else:
             args.append(f"*(const {t}*)argv[{k}]")
     return (f'extern "C" void launch_{name}(const long long* order, long long count, '
-            "long long gx, void** argv) {\n  blockDim.x = 1; threadIdx.x = 0;\n"
+            "long long gx, void** argv) {\n"
             "  for (long long q = 0; q < count; ++q) {\n"
             "    blockIdx.x = (int)(order[q] % gx); blockIdx.y = (int)(order[q] / gx);\n"
             f"    {name}<{ctype}>(" + ", ".join(args) + "); }\n}\n")
