@@ -51,7 +51,7 @@ def refs():
 
 
 @needs_mpi
-@pytest.mark.parametrize("ranks", [2, 4])
+@pytest.mark.parametrize("ranks", [2, 3, 4])
 def test_decomposed_equals_one_process(ranks, tmp_path, refs):
     p = mpirun(ranks, sys.executable, str(SCRIPT), str(tmp_path))
     assert p.returncode == 0, p.stderr[-3000:]
