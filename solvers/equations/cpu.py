@@ -130,7 +130,9 @@ def parameters(sim, kind: str) -> list[tuple[str, str, bool, bool]]:
 GRID_INDEX = ("const int ix = i % nx, iy = i / nx;", "const int ix = cpu_ix, iy = cpu_iy;")
 
 
-def _wrapper(name: str, params, ctype: str, omp: bool, grid_loop: bool) -> str:
+def kernel_call(name: str, params, ctype: str) -> str:
+    """C++ text of one call of kernel `name` in real type `ctype` with its arguments unpacked
+    from `void** argv` (pointers, and scalars passed by address), in `params`' order."""
     args = []
     for k, (_, base, ptr, written) in enumerate(params):
         t = ctype if base == "T" else base
@@ -138,7 +140,11 @@ def _wrapper(name: str, params, ctype: str, omp: bool, grid_loop: bool) -> str:
             args.append(f"({'' if written else 'const '}{t}*)argv[{k}]")
         else:
             args.append(f"*(const {t}*)argv[{k}]")
-    call = f"{name}<{ctype}>(" + ", ".join(args) + ");"
+    return f"{name}<{ctype}>(" + ", ".join(args) + ");"
+
+
+def _wrapper(name: str, params, ctype: str, omp: bool, grid_loop: bool) -> str:
+    call = kernel_call(name, params, ctype)
     head = f'extern "C" void launch_{name}(long long count, long long gx, void** argv) {{\n'
     if grid_loop:
         names = [p[0] for p in params]
@@ -209,11 +215,7 @@ class BuildError(RuntimeError):
     pass
 
 
-def _build(src: str, dtype: str) -> ctypes.CDLL:
-    cxx = compiler()
-    if cxx is None:
-        raise BuildError("no C++ compiler (set CXX, or install g++ or clang++)")
-    omp = _openmp_flag(cxx)
+def _build(src: str, dtype: str, cxx: str, omp: str | None) -> ctypes.CDLL:
     flags = list(FLAGS) + ([omp] if omp else [])
     digest = hashlib.sha256("\0".join([src, dtype, cxx, *flags, sys.platform]).encode()
                             ).hexdigest()[:24]
@@ -267,7 +269,9 @@ def cpu_kernels(sim) -> dict:
     kinds = {"eq_stage": "stage", "eq_rates": "rates"}
     params = {k: parameters(sim, v) for k, v in kinds.items()}
     cxx = compiler()
-    omp = bool(cxx and _openmp_flag(cxx))
+    if cxx is None:
+        raise BuildError("no C++ compiler (set CXX, or install g++ or clang++)")
+    omp = _openmp_flag(cxx)
     body = kernel_source(sim)
     grid_loop = {k: GRID_INDEX[0] in body and {"nx", "ny"} <= {p[0] for p in params[k]}
                  for k in kinds}
@@ -275,9 +279,9 @@ def cpu_kernels(sim) -> dict:
         body = body.replace(*GRID_INDEX)
     else:
         grid_loop = dict.fromkeys(kinds, False)
-    src = SHIM + body + "".join(_wrapper(k, params[k], ctype, omp, grid_loop[k])
+    src = SHIM + body + "".join(_wrapper(k, params[k], ctype, omp is not None, grid_loop[k])
                                 for k in kinds)
-    lib = _build(src, sim.dtype)
+    lib = _build(src, sim.dtype, cxx, omp)
     real = np.dtype(sim.dtype).type
     return {k: Launch(lib, k, params[k], real) for k in kinds}
 

@@ -63,6 +63,12 @@ class ImexReference(ExplicitReference):
         super().__init__(sim)
         self.implicit = sim.implicit_terms()
         self._solvers = {}
+        # species whose boundary carries no values (periodic, or zero flux): lap(s) = L₀ s,
+        # so the explicit boundary part of their implicit terms is zero and is not computed
+        self.homogeneous = {s for s in sim.species
+                            if all(side.kind == "periodic" or (side.kind == "neumann"
+                                                                and side.value == ("num", 0.0))
+                                   for side in sim.sides[s].values())}
 
     def _explicit(self, Y, t):
         """(E(Y) per species: the rates without the implicit terms plus the boundary values'
@@ -75,9 +81,9 @@ class ImexReference(ExplicitReference):
         for s, term in self.implicit:
             c = float(self.rates.ev(term.coef, env))
             coef[s] += c
-            # the boundary values' part of c·lap(s) stays explicit
-            k[s] = k[s] + sim.real(c) * (self.ops.lap(Y[s], s, env, self.rates.ev)
-                                         - self.hom_lap(Y[s], s))
+            if s not in self.homogeneous:  # the boundary values' part of c·lap(s): explicit
+                k[s] = k[s] + sim.real(c) * (self.ops.lap(Y[s], s, env, self.rates.ev)
+                                             - self.hom_lap(Y[s], s))
         return k, coef, lam
 
     def step(self, t, dt_limit):
@@ -104,9 +110,10 @@ class ImexReference(ExplicitReference):
                     if j and A[i][j]:
                         rhs = rhs + real(A[i][j] * dt) * I[j][s]
                 Y[s] = self._solve(rhs, s, gdt * coef[s], t + c[i] * dt)
-                Ii[s] = (Y[s] - rhs) * real(1.0 / gdt)  # I(Y) = (Y − rhs)/(γ·dt)
+                if i + 1 < len(c):  # I(Y) = (Y − rhs)/(γ·dt), for the later stages
+                    Ii[s] = (Y[s] - rhs) * real(1.0 / gdt)
             self.pin(Y, t + c[i] * dt)
-            if i + 1 < len(c):  # what the later stages need
+            if i + 1 < len(c):
                 I.append(Ii)
                 E.append(self._explicit(Y, t + c[i] * dt)[0])
         for s in sim.species:

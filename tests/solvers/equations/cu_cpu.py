@@ -25,7 +25,7 @@ import numpy as np
 
 # the library's CPU build (solvers/equations/cpu.py) defines CUDA away the same way: blockDim 1,
 # threadIdx 0, a thread-local blockIdx set per "thread" by the launch loop here
-from pdestudio.solvers.equations.cpu import SHIM, parameters
+from pdestudio.solvers.equations.cpu import SHIM, kernel_call, parameters
 from pdestudio.solvers.equations.fused import TEMPLATE, kernel_source
 
 GXX = shutil.which("g++")
@@ -74,18 +74,11 @@ class Launch:
 
 
 def _wrapper(name: str, params, ctype: str) -> str:
-    args = []
-    for k, (_, base, ptr, written) in enumerate(params):
-        t = ctype if base == "T" else base
-        if ptr:
-            args.append(f"({'' if written else 'const '}{t}*)argv[{k}]")
-        else:
-            args.append(f"*(const {t}*)argv[{k}]")
     return (f'extern "C" void launch_{name}(const long long* order, long long count, '
             "long long gx, void** argv) {\n"
             "  for (long long q = 0; q < count; ++q) {\n"
             "    blockIdx.x = (int)(order[q] % gx); blockIdx.y = (int)(order[q] / gx);\n"
-            f"    {name}<{ctype}>(" + ", ".join(args) + "); }\n}\n")
+            f"    {kernel_call(name, params, ctype)} }}\n}}\n")
 
 
 def forward(n):

@@ -12,7 +12,8 @@ from pdestudio.solvers.equations import cpu
 from .conftest import CHEMOTAXIS
 from .test_cu_on_cpu import GRID_MODEL
 from .test_gallery_files import FILES, _define
-from .test_gpu import DOMAINS
+from .test_gpu import DOMAINS, _rel
+from .test_gpu import _pair as gpu_pair
 
 pytestmark = pytest.mark.skipif(cpu.compiler() is None, reason="no C++ compiler")
 
@@ -23,21 +24,9 @@ BIG = {"periodic": {"nx": 128, "ny": 96}, "mixed": {"nx": 120, "ny": 90},
 
 
 def _pair(src, **kw):
-    mid = solvers.define(src)
-    ref = solvers.create(mid, backend="numpy", kernel="array", **kw)
-    fast = solvers.create(mid, backend="numpy", **kw)
+    ref, fast = gpu_pair(src, backend="numpy", **kw)
     assert ref.kernel == "numpy" and fast.kernel == "compiled", fast.cpu_reason
-    rng = np.random.default_rng(7)
-    for s in ref.state:
-        v = ref.fields()[s] * (1 + 0.2 * rng.uniform(-1, 1, ref.field_shape(s)))
-        ref.set_field(s, v)
-        fast.set_field(s, v)
     return ref, fast
-
-
-def _rel(a, b):
-    return max(float(np.abs(a.fields()[k] - b.fields()[k]).max()
-                     / (np.abs(b.fields()[k]).max() + 1e-300)) for k in b.state)
 
 
 @pytest.mark.parametrize("domain", list(DOMAINS))

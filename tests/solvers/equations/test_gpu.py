@@ -26,10 +26,12 @@ DOMAINS = {
 }
 
 
-def _pair(src, dtype="float64", **kw):
+def _pair(src, dtype="float64", backend="cupy", **kw):
+    """(the NumPy float64 reference, the fused path on `backend`: the GPU, or the compiled CPU
+    path of test_cpu_compiled.py) from the same perturbed start."""
     mid = solvers.define(src)
     ref = solvers.create(mid, backend="numpy", kernel="array", **kw)  # the reference
-    gpu = solvers.create(mid, backend="cupy", dtype=dtype, **kw)
+    gpu = solvers.create(mid, backend=backend, dtype=dtype, **kw)
     rng = np.random.default_rng(5)
     for s in ref.state:
         v = ref.fields()[s] * (1 + 0.2 * rng.uniform(-1, 1, ref.field_shape(s)))
