@@ -121,23 +121,29 @@ def pypde_steps_per_s(n: int, dt: float, steps: int):
     return steps / best
 
 
-def brusselator(backend, n, steps, peer=True) -> list[dict]:
+def brusselator(backend, n, steps, peer=True, dtypes=("float64",)) -> list[dict]:
     """A row per path: the default (fused on the GPU; on the CPU the generated kernels
-    compiled for it, where a compiler works) and kernel=array (the NumPy or CuPy array path)."""
+    compiled for it, where a compiler works) and kernel=array (the NumPy or CuPy array path),
+    in float64 (py-pde's type) and any other `dtypes` (the fused path only)."""
     mid = solvers.define(BRUSSELATOR)
     sims = [solvers.create(mid, backend=backend, nx=n, Lx=float(n), kernel=k)
             for k in ("fused", "array")]
+    sims += [solvers.create(mid, backend=backend, nx=n, Lx=float(n), dtype=d)
+             for d in dtypes if d != "float64"]
     ours = [steps_per_s(sim, steps) for sim in sims]
     theirs = pypde_steps_per_s(n, sims[0].dt, steps) if peer else None
     out = []
     for sim, rate in zip(sims, ours):
         values = {"pdestudio_steps_s": rate, "dt": sim.dt, "kernel": sim.kernel,
                   "omp_threads": os.environ.get("OMP_NUM_THREADS", "all")}
+        tiles = getattr(getattr(sim, "scheme", None), "tiles", None)
+        if tiles is not None:  # the GPU's tiled path (several steps a launch)
+            values["tiled"] = f"{tiles.tile}+{tiles.halo}x{tiles.steps}steps"
         if theirs is None:
             values["py_pde"] = "not installed" if peer else "skipped"
         else:
             values.update(py_pde_steps_s=theirs, ratio=rate / theirs)
-        out.append(row(f"bruss {n}^2 {backend} {sim.kernel} float64", **values))
+        out.append(row(f"bruss {n}^2 {backend} {sim.kernel} {sim.dtype}", **values))
     return out
 
 
@@ -205,7 +211,10 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--imex-cases", default="schnakenberg,chemotaxis")
     ap.add_argument("--imex-integrator", default="imex3", choices=("imex", "imex1", "imex3"),
                     help="of the model file (the built-in chemotaxis has its own imex)")
-    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--steps", type=int, default=200,
+                    help="per timed run (on the GPU take thousands: CUDA graphs of 64 steps)")
+    ap.add_argument("--bruss-dtypes", default="float64",
+                    help="comma-separated; float64 always (py-pde's type)")
     ap.add_argument("--no-py-pde", action="store_true", help="skip the py-pde row's peer")
     a = ap.parse_args(argv)
     if a.quick:
@@ -216,7 +225,8 @@ def main(argv=None) -> list[dict]:
     if "gs" in only:
         out += gray_scott(a.backend, ("float32", "float64"), a.vertices, a.nx, a.steps)
     if "bruss" in only:
-        out += brusselator(a.backend, a.bruss_n, a.steps, peer=not a.no_py_pde)
+        out += brusselator(a.backend, a.bruss_n, a.steps, peer=not a.no_py_pde,
+                           dtypes=tuple(a.bruss_dtypes.split(",")))
     if "imex" in only:
         out += imex(a.backend, a.imex_vertices, a.imex_t, a.imex_factor, a.imex_cases,
                     a.imex_integrator)

@@ -97,7 +97,10 @@ class Generator:
     def signature(self, kind: str) -> str:
         """The parameters of eq_stage ("stage"), eq_rates ("rates") or eq_stage_batch
         ("batch": the species' (members, n) arrays, the members' parameter rows `Pb` (np per
-        member), their stage scalars `S` (t, t_out, a2dt, bdt per member) and `active` flags)."""
+        member), their stage scalars `S` (t, t_out, a2dt, bdt per member) and `active` flags),
+        or eq_tile ("tile")."""
+        if kind == "tile":
+            return self.tile_signature()
         a = []
         b = "b" if kind == "batch" else ""
         for s in self.species:
@@ -137,8 +140,13 @@ class Generator:
         return [f"const T x = (T({xi}) + {off}) * hx;", f"const T y = {y};", "const T z = T(0);",
                 "const T r = sqrt(x * x + y * y);"]
 
-    def load(self, index: str) -> list[str]:
-        out = [f"const T s_{s} = Y_{s}[{index}];" for s in self.species]
+    def load(self, index: str, local: str | None = None) -> list[str]:
+        """The species at node `index` (and the algebraic species there); with `local`, read
+        from the tile kernel's shared memory at that tile index instead."""
+        if local is None:
+            out = [f"const T s_{s} = Y_{s}[{index}];" for s in self.species]
+        else:
+            out = [f"const T s_{s} = Ys_{s}[{local}];" for s in self.species]
         out += [f"const T a_{a} = {expr(t, self.nm)};" for a, t in self.d.algebraic.items()]
         out.append("(void)x; (void)y; (void)z; (void)r;")
         out += [f"(void)s_{s};" for s in self.species] + [f"(void)a_{a};" for a in self.alg]
@@ -190,9 +198,13 @@ class Generator:
     def param_locals(self) -> list[str]:
         return ([f"const T p_{p} = P[{i}]; (void)p_{p};" for i, p in enumerate(self.params)])
 
-    def grid_neighbours(self) -> tuple[list[str], dict]:
-        """Code that sets nb_<dir>_<operand> and K<dir>_<k> for the 4 (or 2) directions."""
+    def grid_neighbours(self, tile: bool = False) -> tuple[list[str], dict]:
+        """Code that sets nb_<dir>_<operand> and K<dir>_<k> for the 4 (or 2) directions; with
+        `tile`, the neighbours' values come from the tile in shared memory (eq_tile: local
+        index l, row width TX), their global index j still giving their coordinates."""
         code, ops = [], self.operands()
+        local = {"W": ("l - 1", "l + 1"), "E": ("l + 1", "l - 1"), "S": ("l - TX", "l + TX"),
+                 "N": ("l + TX", "l - TX")}
         operands = sorted({o for o, _ in ops})
         ks = [(i, K) for i, (_, K) in enumerate(ops) if K is not None]
         dirs = [("W", 0, "left", "ix > 0", "i - 1", "i + nx - 1", "ix + 1 < nx", "i + 1"),
@@ -214,7 +226,7 @@ class Generator:
             code.append(f"if ({cond}) {{")
             code.append(f"    const int j = {wrap};")
             code += ["    " + c for c in self.coords("j", xi, yi)]
-            code += ["    " + c for c in self.load("j")]
+            code += ["    " + c for c in self.load("j", local[d][0] if tile else None)]
             code += [f"    nb_{d}_{o} = {self.nm.c(o)};" for o in operands]
             code += [f"    K{d}_{i} = {expr(K, self.nm)};" for i, K in ks]
             code.append("} else {")
@@ -222,7 +234,7 @@ class Generator:
                 code.append("    {")
                 code.append(f"        const int j = {j_inner};")
                 code += ["        " + c for c in self.coords("j", xi, yi)]
-                code += ["        " + c for c in self.load("j")]
+                code += ["        " + c for c in self.load("j", local[d][1] if tile else None)]
                 code += [f"        in_{o} = {self.nm.c(o)};" for o in operands]
                 code.append("    }")
             code += [f"    nb_{d}_{o} = {self.ghost(o, side, axis)};" for o in operands]
@@ -236,16 +248,16 @@ class Generator:
 
     def grid_operator(self, index: int, term) -> str:
         o = self.nm.c(term.operand)
-        axes = [("W", "E", "hx")] + ([("S", "N", "hy")] if self.axes == 2 else [])
+        axes = [("W", "E", "ihxx")] + ([("S", "N", "ihyy")] if self.axes == 2 else [])
         parts = []
         for lo, hi, h in axes:
             a, b = f"nb_{lo}_{term.operand}", f"nb_{hi}_{term.operand}"
             if term.kind == "lap":
-                parts.append(f"({a} - T(2) * {o} + {b}) / ({h} * {h})")
+                parts.append(f"({a} - T(2) * {o} + {b}) * {h}")
             else:
                 k, klo, khi = f"K_{index}", f"K{lo}_{index}", f"K{hi}_{index}"
                 parts.append(f"(T(0.5) * ({k} + {khi}) * ({b} - {o}) - T(0.5) * ({klo} + {k})"
-                             f" * ({o} - {a})) / ({h} * {h})")
+                             f" * ({o} - {a})) * {h}")
         return " + ".join(parts)
 
     # ---- meshes ---------------------------------------------------------------------------
@@ -276,16 +288,20 @@ class Generator:
         return code
 
     # ---- the kernels ----------------------------------------------------------------------
-    def rates(self) -> list[str]:
-        """The body computing k_<s> for every species at node i."""
+    def rates(self, tile: bool = False) -> list[str]:
+        """The body computing k_<s> for every species at node i (with `tile`, grids only: at
+        tile index l of eq_tile, whose loop sets i, ix and iy)."""
         ops = self.operands()
         body = self.param_locals()
         if self.mesh:
             body += self.coords("i", "", "")
         else:
-            body += ["const int ix = i % nx, iy = i / nx; (void)iy;"]
+            if not tile:
+                body += ["const int ix = i % nx, iy = i / nx; (void)iy;"]
+            # 1/h² once (FP64 division is a long instruction sequence; the operators multiply)
+            body += ["const T ihxx = T(1) / (hx * hx), ihyy = T(1) / (hy * hy); (void)ihyy;"]
             body += self.coords("i", "ix", "iy")
-        body += self.load("i")
+        body += self.load("i", "l" if tile else None)
         for i, (o, K) in enumerate(ops):
             if K is not None:
                 body.append(f"const T K_{i} = {expr(K, self.nm)};")
@@ -297,7 +313,7 @@ class Generator:
         else:
             if self.vertex:
                 body += [f"T in_{o};" for o in sorted({o for o, _ in ops})]
-            code, _ = self.grid_neighbours()
+            code, _ = self.grid_neighbours(tile)
             body += code
         idx = 0
         for s in self.species:
@@ -362,6 +378,109 @@ class Generator:
             stage.append(f"O_{s}[i] = o_{s};")
         return stage
 
+    # ---- temporal blocking on grids ---------------------------------------------------------
+    def tile_signature(self) -> str:
+        a = []
+        for s in self.species:
+            a += [f"const T* __restrict__ Y_{s}", f"T* __restrict__ O_{s}"]
+        a += ["const T* __restrict__ P", "const T* __restrict__ CS", "const int nstage",
+              "const int nsteps", "const int nbuf", "const int has_acc", "const T t",
+              "const T t_out", "const int tile", "const int halo", "const int nx", "const int ny",
+              "const T hx", "const T hy"]
+        return ",\n    ".join(a)
+
+    def tile_kernel(self) -> str:
+        """eq_tile: `nsteps` whole explicit steps of a grid model in one launch (fused.py's
+        tiled path). A block loads its tile of tile² nodes (tile on an interval) and a halo of
+        `halo` nodes around it into shared memory, then does every stage of every step there:
+        stage `sub` (counted over the steps) computes the tile grown by halo − sub, whose neighbours
+        the previous stage computed, so after halo ≥ nsteps·nstage stages the tile itself holds
+        the state after nsteps steps, and only the tile goes back to global memory. The node's
+        arithmetic is eq_stage's, text for text (the same body and combination); a node outside
+        a bounded side is never computed or read (the boundary's ghost takes its place), a
+        periodic side wraps. Stage scalars CS[5·st + (a0, a1, a2·dt, a3, b·dt)] as the host
+        computes them for eq_stage; per species the shared memory holds nbuf state buffers
+        (2 for one stage: in and out; 3 otherwise: the step's start U, the stage's input and
+        output) and, with has_acc, the accumulator. Only for models that never read t."""
+        two = self.axes == 2
+        px, py = self._periodic(0), (self._periodic(1) if two else True)
+
+        def place(lx: str, ly: str) -> list[str]:
+            code = [f"int ix = ox + {lx}, iy = oy + {ly};"]
+            for v, n, per in (("ix", "nx", px), ("iy", "ny", py)):
+                if per:
+                    code.append(f"if ({v} < 0) {v} += {n}; else if ({v} >= {n}) {v} -= {n};")
+                else:
+                    code.append(f"if ({v} < 0 || {v} >= {n}) continue;")
+            code.append("const int i = iy * nx + ix; (void)i;")
+            return code
+
+        ns = self.species
+        k = ["EQ_SHARED(eq_smem);",
+             "T* const sm = reinterpret_cast<T*>(eq_smem);",
+             "const int TX = tile + 2 * halo;",
+             f"const int TY = {'TX' if two else '1'};",
+             "const int NN = TX * TY, per = nbuf + has_acc;",
+             "const int ox = blockIdx.x * tile - halo;",
+             f"const int oy = {'blockIdx.y * tile - halo' if two else '0'};"]
+        k += [f"T* const B_{s} = sm + {q} * per * NN;" for q, s in enumerate(ns)]
+        k += ["for (int ly = threadIdx.y; ly < TY; ly += blockDim.y)",
+              "for (int lx = threadIdx.x; lx < TX; lx += blockDim.x) {",
+              "    const int q = ly * TX + lx;"]
+        k += ["    " + c for c in place("lx", "ly")]
+        k += [f"    B_{s}[q] = Y_{s}[i];" for s in ns]
+        k += ["}", "__syncthreads();",
+              "int cur = 0, yin = 0, sub = 0;",
+              "for (int m = 0; m < nsteps; ++m) {"]
+        # the stages unrolled with the tableau's constants (a2·dt and b·dt from CS): the
+        # arithmetic of eq_stage's combination, whose a0, a1, a3 and b are then known; at stage
+        # 0 the step's start U is the stage's input, so its value is the node's s_<species>
+        from .reference import TABLEAUS
+        for st, (_, a0, a1, _, a3, b) in enumerate(TABLEAUS[self.sim.params["integrator"]]):
+            k += ["    {",
+                  "        ++sub;",
+                  "        const int out = (nbuf == 2) ? 1 - yin : ((yin == cur) ? (cur + 1) % 3 "
+                  ": 3 - cur - yin);",
+                  f"        const T a2dt = CS[{5 * st + 2}], bdt = CS[{5 * st + 4}]; (void)bdt;"]
+            for sp in ns:
+                k += [f"        const T* const Ys_{sp} = B_{sp} + yin * NN;",
+                      f"        const T* const Uc_{sp} = B_{sp} + cur * NN; (void)Uc_{sp};",
+                      f"        T* const Os_{sp} = B_{sp} + out * NN;",
+                      f"        T* const Ac_{sp} = B_{sp} + nbuf * NN; (void)Ac_{sp};"]
+            k += ["        const int wx = TX - 2 * sub;",
+                  f"        const int wy = {'TY - 2 * sub' if two else '1'}, "
+                  f"ry = {'sub' if two else '0'};",
+                  "        for (int ly = ry + threadIdx.y; ly < ry + wy; ly += blockDim.y)",
+                  "        for (int lx = sub + threadIdx.x; lx < sub + wx; lx += blockDim.x) {",
+                  "            const int l = ly * TX + lx;"]
+            k += ["            " + c for c in place("lx", "ly")]
+            k += ["            " + c for c in self.rates(tile=True)]
+            for sp in ns:
+                u = f"s_{sp}" if st == 0 else f"Uc_{sp}[l]"
+                upd = [f"T o_{sp} = {u};" if a0 == 1.0 else f"T o_{sp} = {num(a0)} * {u};"]
+                if a1 != 0.0:
+                    upd.append(f"o_{sp} += {num(a1)} * s_{sp};")
+                upd.append(f"o_{sp} += a2dt * k_{sp};")
+                if a3 != 0.0:
+                    upd.append(f"o_{sp} += {num(a3)} * Ac_{sp}[l];")
+                if b != 0.0:
+                    upd.append(f"Ac_{sp}[l] = {'T(0)' if st == 0 else f'Ac_{sp}[l]'} "
+                               f"+ bdt * k_{sp};")
+                k += ["            " + c for c in upd + self.pin_code(sp, f"o_{sp}")
+                      + [f"Os_{sp}[l] = o_{sp};"]]
+            k += ["        }", "        __syncthreads();", "        yin = out;", "    }"]
+        k += ["    cur = yin;", "}"]
+        k += [f"for (int ly = {'halo' if two else '0'} + threadIdx.y; "
+              f"ly < {'halo + tile' if two else '1'}; ly += blockDim.y)",
+              "for (int lx = halo + threadIdx.x; lx < halo + tile; lx += blockDim.x) {",
+              "    const int ix = ox + lx, iy = oy + ly;",
+              "    if (ix >= nx || iy >= ny) continue;",
+              "    const int l = ly * TX + lx;"]
+        k += [f"    O_{s}[iy * nx + ix] = B_{s}[cur * NN + l];" for s in ns]
+        k += ["}"]
+        return ("template <typename T>\n__global__ void eq_tile(\n    " + self.tile_signature()
+                + ")\n{\n    " + "\n    ".join(k) + "\n}")
+
     def batch_prologue(self) -> list[str]:
         """eq_stage_batch: member m = blockIdx.y; its rows of the species, its parameter row
         and stage scalars under the names eq_stage's body uses (an inactive member's row is
@@ -385,9 +504,10 @@ class Generator:
                  "(void)t; (void)t_out;"]
         return code
 
-    def source(self, batched: bool = False) -> str:
+    def source(self, batched: bool = False, tiled: bool = False) -> str:
         """The model's kernels; with `batched`, eq_stage_batch too (ensembles: one launch per
-        stage for every member; the node's arithmetic is eq_stage's, text for text)."""
+        stage for every member; the node's arithmetic is eq_stage's, text for text); with
+        `tiled` (grids), eq_tile."""
         body = self.rates()
         stage = ["const int i = blockIdx.x * blockDim.x + threadIdx.x;",
                  f"if (i >= {'n' if self.mesh else 'nx * ny'}) return;"] + body
@@ -416,4 +536,6 @@ class Generator:
             parts.append("template <typename T>\n__global__ void eq_stage_batch(\n    "
                          + self.signature("batch") + ")\n{\n    " + "\n    ".join(batch)
                          + "\n}")
+        if tiled:
+            parts.append(self.tile_kernel())
         return "\n\n".join(parts) + "\n"

@@ -38,6 +38,7 @@ from .fused import TEMPLATE, _cache_dir, kernel_source
 SHIM = r"""
 #include <cmath>
 #include <cstring>
+#include <vector>
 #define __device__
 #define __global__
 #define __forceinline__ inline
@@ -47,6 +48,9 @@ static thread_local Dim blockIdx = {0, 0};
 static thread_local int cpu_ix = 0, cpu_iy = 0;  // a grid node's column and row (GRID_INDEX)
 static const Dim blockDim = {1, 1};
 static const Dim threadIdx = {0, 0};
+#define __syncthreads() ((void)0)
+#define EQ_SHARED(name) static thread_local std::vector<unsigned char> name##_v(1 << 22); \
+    unsigned char* const name = name##_v.data()
 template <class V> inline V __shfl_down_sync(unsigned, V v, int) { return v; }
 static inline int __float_as_int(float v) { int i; std::memcpy(&i, &v, 4); return i; }
 static inline long long __double_as_longlong(double v)

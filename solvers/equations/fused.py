@@ -30,12 +30,86 @@ TEMPLATE = Path(__file__).resolve().parent / "kernels" / "equations.cu"
 MARKER = "// @GENERATED@"
 BLOCK = 256
 GRAPH_STEPS = 64  # steps of one CUDA graph (even: the buffer sets come back to their roles)
+# The tiled path (codegen.py's eq_tile): several whole steps of a grid model per launch, in
+# shared memory. A block's tile is TILE_2D² nodes on rectangles, TILE_1D on intervals, with a halo
+# of TILE_HALO stages (steps per launch = TILE_HALO // stages, a power of two dividing
+# GRAPH_STEPS). PDESTUDIO_EQ_TILE="tile,halo[,threads]" overrides the choice (the benchmark's
+# search; threads a multiple of 32), "0" turns the path off.
+TILE_2D, TILE_1D, TILE_HALO, TILE_BLOCK = 16, 256, 8, 256
+TILE_SHARED_MAX = 160 * 1024  # bytes of shared memory a block may ask for
+# Above TILE_MAX_NODES a step is no longer launch-bound and the tiles' redundant halo work costs
+# more than the launches it saves; above TILE_BIG_NODES rectangles take tiles of TILE_2D_BIG²
+# with TILE_BLOCK_BIG threads (H200, Brusselator float64, steps/s untiled → tiled: 256²
+# 4.06e5 → 5.07e5 (16²); 512² 2.61e5 → 2.23e5 (16²), 2.93e5 (32²); 1024² 9.3e4 → 6.6e4 (16²),
+# 8.5e4 (32²); an interval of 2^18 3.1e5 → 5.2e5; docs/BENCHMARKS.md)
+TILE_MAX_NODES, TILE_BIG_NODES, TILE_2D_BIG, TILE_BLOCK_BIG = 1 << 18, 1 << 17, 32, 512
 
 
-def kernel_source(sim, batched: bool = False) -> str:
+class TilePlan:
+    """How eq_tile runs a model (tile_plan)."""
+
+    def __init__(self, tile, steps, nstage, nbuf, has_acc, two, shared, threads=TILE_BLOCK):
+        self.tile, self.steps, self.nstage, self.threads = tile, steps, nstage, threads
+        self.halo = steps * nstage
+        self.nbuf, self.has_acc, self.two, self.shared = nbuf, has_acc, two, shared
+
+    def grid(self, nx, ny):
+        gx = (nx + self.tile - 1) // self.tile
+        return (gx, (ny + self.tile - 1) // self.tile) if self.two else (gx,)
+
+
+def tile_plan(sim) -> TilePlan | None:
+    """The tiled path's plan for `sim`, or None where it does not apply: meshes, positive
+    fluxes (adaptive step), IMEX, models that read t, grids smaller than a tile and its halo or
+    larger than TILE_MAX_NODES (unless PDESTUDIO_EQ_TILE asks)."""
+    if (sim.params["kind"] == "mesh" or sim.transports or sim.params["integrator"] in IMEX
+            or not time_free(sim)):
+        return None
+    two = len(sim.shape) == 2
+    tile, halo, threads = (TILE_2D if two else TILE_1D), TILE_HALO, TILE_BLOCK
+    env = os.environ.get("PDESTUDIO_EQ_TILE", "").strip()
+    if env:
+        if env == "0":
+            return None
+        try:
+            v = [int(x) for x in env.split(",")]
+            tile, halo = v[0], v[1]
+            threads = v[2] if len(v) > 2 else threads
+        except (ValueError, IndexError):
+            return None
+        if threads < 32 or threads % 32 or threads > 1024:
+            return None
+    stages = TABLEAUS[sim.params["integrator"]]
+    nstage = len(stages)
+    steps = 1
+    while 2 * steps * nstage <= halo and GRAPH_STEPS % (2 * steps) == 0:
+        steps *= 2
+    if steps * nstage > halo or tile < 1:
+        return None
+    h = steps * nstage
+    nx, ny = sim.shape[-1], (sim.shape[0] if two else 1)
+    if not env:
+        if nx * ny > TILE_MAX_NODES:
+            return None
+        if two and nx * ny > TILE_BIG_NODES:
+            tile, threads = TILE_2D_BIG, TILE_BLOCK_BIG
+    if nx < tile + h or (two and ny < tile + h):
+        return None
+    nbuf = 2 if nstage == 1 else 3
+    has_acc = int(any(st[4] != 0 or st[5] != 0 for st in stages))
+    tx = tile + 2 * h
+    shared = (len(sim.species) * (nbuf + has_acc) * tx * (tx if two else 1)
+              * np.dtype(sim.dtype).itemsize)
+    if shared > TILE_SHARED_MAX:
+        return None
+    return TilePlan(tile, steps, nstage, nbuf, has_acc, two, shared, threads)
+
+
+def kernel_source(sim, batched: bool = False, tiled: bool = False) -> str:
     """kernels/equations.cu with the model's generated part in place of the marker (with
-    `batched`, the ensembles' eq_stage_batch too: a module of its own, the solo one unchanged)."""
-    return TEMPLATE.read_text().replace(MARKER, Generator(sim).source(batched))
+    `batched`, the ensembles' eq_stage_batch too: a module of its own, the solo one unchanged;
+    with `tiled`, eq_tile)."""
+    return TEMPLATE.read_text().replace(MARKER, Generator(sim).source(batched, tiled))
 
 
 def _cache_dir() -> Path:
@@ -43,11 +117,11 @@ def _cache_dir() -> Path:
     return Path(base) / "pdestudio" / "equations"
 
 
-def compile_kernels(sim, batched: bool = False) -> dict:
+def compile_kernels(sim, batched: bool = False, tiled: bool = False) -> dict:
     """{"eq_stage", "eq_rates"} RawKernels of `sim`'s model in its dtype (cached); with
-    `batched`, "eq_stage_batch" too."""
+    `batched`, "eq_stage_batch" too; with `tiled`, "eq_tile"."""
     from ..core.backend import load_kernels
-    src = kernel_source(sim, batched)
+    src = kernel_source(sim, batched, tiled)
     digest = hashlib.sha256((src + sim.dtype).encode()).hexdigest()[:24]
     folder = _cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -56,7 +130,8 @@ def compile_kernels(sim, batched: bool = False) -> dict:
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(src)
         os.replace(tmp, path)
-    names = ["eq_stage", "eq_rates"] + (["eq_stage_batch"] if batched else [])
+    names = (["eq_stage", "eq_rates"] + (["eq_stage_batch"] if batched else [])
+             + (["eq_tile"] if tiled else []))
     return load_kernels(path, sim.dtype, names, include_dirs=(TEMPLATE.parent,))
 
 
@@ -112,7 +187,32 @@ class FusedEquations(SchemeBase):
         if xp is None:
             import cupy as xp
         self.cp = cp = xp
-        self.k = kernels if kernels is not None else compile_kernels(sim)
+        # batched runs replay CUDA graphs of GRAPH_STEPS fixed steps (`run`) where a step's
+        # launches are the same every step: explicit stages without a positive flux (no
+        # adaptive step) and a generated source that never reads the time (the graph holds the
+        # launch arguments of its capture; the parameters are read from P on the device, so a
+        # live change needs no new graph). On grids the graphs hold eq_tile launches of several
+        # steps each (tile_plan), where the model allows.
+        self.graphs = (kernels is None and not sim.transports
+                       and sim.params["integrator"] not in IMEX and time_free(sim))
+        self.tiles = None
+        if self.graphs or (kernels is not None and "eq_tile" in kernels):
+            self.tiles = tile_plan(sim)
+        self.tile_failed = None
+        if kernels is not None:
+            self.k = kernels
+        elif self.tiles is not None:
+            try:
+                self.k = compile_kernels(sim, tiled=True)
+                if self.tiles.shared > 48 * 1024:
+                    self.k["eq_tile"].max_dynamic_shared_size_bytes = self.tiles.shared
+            except Exception as e:  # noqa: BLE001  (the stage kernels alone, step by step)
+                self.tile_failed, self.tiles = f"{type(e).__name__}: {e}", None
+                self.k = compile_kernels(sim)
+        else:
+            self.k = compile_kernels(sim)
+        if self.tiles is not None and "eq_tile" not in self.k:
+            self.tiles = None
         real = sim.real
         self.P = cp.asarray([sim.user_params[p] for p in sim.definition.parameters] or [0.0],
                             dtype=real)
@@ -122,13 +222,6 @@ class FusedEquations(SchemeBase):
         self.acc = {s: cp.empty_like(sim.state[s]) for s in sim.species}
         self.lam = cp.zeros(1, dtype=real)
         self.imex = None
-        # batched runs replay CUDA graphs of GRAPH_STEPS fixed steps (`run`) where a step's
-        # launches are the same every step: explicit stages without a positive flux (no
-        # adaptive step) and a generated source that never reads the time (the graph holds the
-        # launch arguments of its capture; the parameters are read from P on the device, so a
-        # live change needs no new graph)
-        self.graphs = (kernels is None and not sim.transports
-                       and sim.params["integrator"] not in IMEX and time_free(sim))
         if self.graphs:
             sim.check_interval = 4 * GRAPH_STEPS
             self.run = self._run_graphs
@@ -195,12 +288,18 @@ class FusedEquations(SchemeBase):
         capture failed: the caller launches the steps)."""
         if self._graphs is None:
             self._graphs = GraphCache(self.cp, GRAPH_STEPS)
+        if self.tiles is not None:
+            self.stage_scalars(dt)
         sim = self.sim
         ptrs = lambda d: tuple(int(d[s].data.ptr) for s in sim.species)  # noqa: E731
         key = (ptrs(sim.state), ptrs(self.buffers[0]), ptrs(self.buffers[1]), float(dt))
         saved = (dict(sim.state), [dict(b) for b in self.buffers])
 
         def queue(n):
+            if self.tiles is not None and n % self.tiles.steps == 0:
+                for _ in range(n // self.tiles.steps):
+                    self.tile_steps(dt)
+                return
             for _ in range(n):
                 self.step(0.0, None)
 
@@ -209,6 +308,40 @@ class FusedEquations(SchemeBase):
             self.buffers[:] = saved[1]
 
         return self._graphs.get(key, queue, restore)
+
+    _cs = None
+
+    def stage_scalars(self, dt: float):
+        """eq_tile's stage scalars for dt on the device (made before a graph's capture, which
+        allows no host-to-device copies)."""
+        if self._cs is None or self._cs[0] != dt:
+            real, cs = self.sim.real, []
+            for (c, a0, a1, a2, a3, b) in TABLEAUS[self.sim.params["integrator"]]:
+                cs += [real(a0), real(a1), real(a2 * dt), real(a3), real(b * dt)]
+            self._cs = (dt, self.cp.asarray(np.array(cs, dtype=real)))
+        return self._cs[1]
+
+    def tile_steps(self, dt: float) -> None:
+        """self.tiles.steps steps of dt in one eq_tile launch (the same arithmetic as as many
+        `step` calls; t is not passed: the tiled models never read it)."""
+        sim, plan = self.sim, self.tiles
+        real = sim.real
+        cs = self.stage_scalars(dt)
+        U = dict(sim.state)
+        out = self.buffers[0]
+        args = []
+        for s in sim.species:
+            args += [U[s], out[s]]
+        nx, ny, hx, hy = self.geo
+        # (the CPU builds: a block is one thread)
+        block = (1,) if self.cp is np else ((32, plan.threads // 32) if plan.two
+                                            else (plan.threads,))
+        kw = {"shared_mem": plan.shared} if self.cp is not np else {}
+        self.k["eq_tile"](plan.grid(int(nx), int(ny)), block, tuple(args) + (
+            self.P, cs, np.int32(plan.nstage), np.int32(plan.steps),
+            np.int32(plan.nbuf), np.int32(plan.has_acc), real(0), real(0), np.int32(plan.tile),
+            np.int32(plan.halo), nx, ny, hx, hy), **kw)
+        self._install(out, U)
 
     def _install(self, Y, U):
         sim = self.sim

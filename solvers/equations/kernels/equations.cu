@@ -10,7 +10,13 @@
 //                from the edge ij and i's loss coefficient
 //   lam_max      the block's maximum of lambda >= 0 into *slot (warp shuffles, then one
 //                atomicMax on the bit pattern: non-negative reals order like their bits)
+//   EQ_SHARED    the dynamic shared memory of eq_tile (the CPU builds define it as a buffer of
+//                their own, as they define __syncthreads away: a "block" is one thread there)
 #include "real.cuh"
+
+#ifndef EQ_SHARED
+#define EQ_SHARED(name) extern __shared__ __align__(16) unsigned char name[]
+#endif
 
 template <int N, typename T> __device__ __forceinline__ T ipow(const T a)
 {

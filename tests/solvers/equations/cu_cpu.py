@@ -3,7 +3,8 @@
 defined away, one thread per launch of the body (blockDim 1), the threads of a launch in an order
 the caller picks (forward, reverse, shuffled). `CpuKernels(sim)` stands in for the compiled module:
 `fused.FusedEquations(sim, xp=np, kernels=CpuKernels(sim))` then runs the whole fused driver
-(buffers, stages, accumulators, pins) on NumPy arrays. `CpuKernels(sim, batched=True)` adds the
+(buffers, stages, accumulators, pins) on NumPy arrays; with `tiled=True` eq_tile too (a launch
+of blocks of one thread each, which then walks its whole tile: __syncthreads is a no-op). `CpuKernels(sim, batched=True)` adds the
 ensembles' eq_stage_batch (a 2D grid: blockIdx.y is the member; the order shuffles the (node,
 member) threads together), for `ens._start_batched(np, kernels, solo_scheme)` of
 solvers/equations/ensemble.py.
@@ -115,14 +116,16 @@ class CpuKernels(dict):
     """{"eq_stage", "eq_rates"} (and with `batched` "eq_stage_batch") of `sim`'s model built
     by g++; `order(n)` gives the threads' order in each launch."""
 
-    def __init__(self, sim, order=forward, batched=False):
+    def __init__(self, sim, order=forward, batched=False, tiled=False):
         super().__init__()
         ctype = {"float64": "double", "float32": "float"}[np.dtype(sim.dtype).name]
         kinds = {"eq_stage": "stage", "eq_rates": "rates"}
         if batched:
             kinds["eq_stage_batch"] = "batch"
+        if tiled:  # eq_tile: a launch's "threads" are its blocks (each one thread here)
+            kinds["eq_tile"] = "tile"
         params = {k: parameters(sim, v) for k, v in kinds.items()}
-        lib = _library(SHIM + kernel_source(sim, batched)
+        lib = _library(SHIM + kernel_source(sim, batched, tiled)
                        + "".join(_wrapper(k, params[k], ctype) for k in kinds))
         real = np.dtype(sim.dtype).type
         for k in kinds:

@@ -53,7 +53,10 @@ def test_fused_matches_the_reference_float64(domain, integrator):
     ref.step(20)
     gpu.step(20)
     assert gpu.t == pytest.approx(ref.t, rel=1e-14)
-    assert _rel(gpu, ref) < 1e-11
+    # IMEX on meshes: the GPU solves by CG to a relative residual of 1e-12, the reference by
+    # LU; the error is the residual times the system's condition (4.96e-11 on the sphere, H200)
+    mesh_imex = integrator == "imex" and DOMAINS[domain]["kind"] == "mesh"
+    assert _rel(gpu, ref) < (1e-9 if mesh_imex else 1e-11)
 
 
 @pytest.mark.parametrize("domain", ["periodic", "sphere"])
@@ -114,9 +117,11 @@ def _graphless(sim):
 
 @pytest.mark.parametrize("integrator", ["euler", "ssprk3"])
 def test_graph_batches_equal_single_steps(integrator):
-    """Fixed steps replayed as CUDA graphs (fused.py `_run_graphs`) give the one-by-one steps bit
-    for bit: through whole graphs, a live parameter change (read from the device, no new
-    graph) and the shortened step that lands on t_end."""
+    """Fixed steps replayed as CUDA graphs (fused.py `_run_graphs`, their launches eq_tile's of
+    several steps each) give the one-by-one steps to round-off (eq_tile's node code is
+    eq_stage's text, but the compiler contracts it in its own way: not bit for bit, H200):
+    through whole graphs, a live parameter change (read from the device, no new graph) and the
+    shortened step that lands on t_end."""
     src = {"model": {"name": "graph-bruss"},
            "equations": {"u": "Du*lap(u) + a - (b + 1)*u + u^2*v", "v": "Dv*lap(v) + b*u - u^2*v"},
            "parameters": {"a": 1.0, "b": {"value": 3.0, "live": True}, "Du": 1.0, "Dv": 8.0},
@@ -126,6 +131,7 @@ def test_graph_batches_equal_single_steps(integrator):
     _, a = _pair(src, integrator=integrator)
     _, b = _pair(src, integrator=integrator)
     assert a.scheme.graphs and "run" in a.scheme.__dict__
+    assert a.scheme.tiles is not None, a.scheme.tile_failed  # the graphs hold eq_tile launches
     _graphless(b)
     for sim in (a, b):
         sim.step(300)
@@ -133,8 +139,34 @@ def test_graph_batches_equal_single_steps(integrator):
         sim.advance(sim.t + 150.37 * sim.dt)
     assert a.scheme._graphs is not None and a.scheme._graphs.graphs, a.scheme._graphs.failed
     assert a.t == b.t and a.steps == b.steps == 451
-    for k in a.state:
-        assert np.array_equal(a.fields()[k], b.fields()[k]), k
+    assert _rel(a, b) < 1e-13
+
+@pytest.mark.parametrize("integrator", ["euler", "ssprk3", "rk4"])
+@pytest.mark.parametrize("domain", ["periodic", "cell-mixed", "vertex-mixed", "half-periodic",
+                                    "interval"])
+def test_tiled_graphs_match_single_steps_and_the_reference(domain, integrator):
+    """Grids replay graphs of eq_tile launches (several steps each in shared memory, fused.py
+    `tile_plan`): the same as one-by-one eq_stage launches to round-off, and as the NumPy
+    float64 reference; float32 to its precision."""
+    from .test_tiled_on_cpu import DOMAINS as TILED, MODEL
+    src = {**MODEL, "domain": TILED[domain]}
+    if "robin" in src["domain"]["boundary"]:
+        src["boundary"] = {"u": src["domain"]["boundary"].replace("-0.5*v", "-0.5*u")}
+    ref, a = _pair(src, integrator=integrator)
+    _, b = _pair(src, integrator=integrator)
+    assert a.scheme.tiles is not None, a.scheme.tile_failed
+    _graphless(b)
+    for sim in (ref, a, b):
+        sim.step(200)
+    assert a.scheme._graphs.graphs, a.scheme._graphs.failed
+    assert a.t == b.t and a.steps == b.steps == 200
+    assert _rel(a, b) < 1e-13
+    assert _rel(a, ref) < 1e-11
+    _, f32 = _pair(src, dtype="float32", integrator=integrator)
+    assert f32.scheme.tiles is not None
+    f32.step(200)
+    assert _rel(f32, ref) < 2e-4
+
 
 @pytest.mark.parametrize("domain, integrator, dtype", [
     ("periodic", "rk4", "float64"), ("mixed", "ssprk3", "float64"),
