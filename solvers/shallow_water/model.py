@@ -54,7 +54,9 @@ from .triangles.reference import TriReference
 from .triangles.tables import ORDERINGS, FVTables, generated_mesh, generated_tables, load_mesh
 
 L = 10.0          # side of the papers' square domain [−5, 5]² (docs/MODELS.md §3.5): Lx, Ly's default
-NMAX = 2**15      # cells along a side of the grid
+NMAX = 2**16      # cells along a side of the grid (65536² float32 runs on 4 GPUs, decomposed;
+#                   one process is held to what fits by core/memory.py; the kernels index cells
+#                   with 64-bit integers)
 BYTES_PER_CELL = 7  # grid, compulsory arrays per step: read h, qx, qy, H; write h, qx, qy
 ASSEMBLIES = ("auto", "edge", "atomic", "cell")
 

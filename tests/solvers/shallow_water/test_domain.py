@@ -153,9 +153,9 @@ def test_domain_conflicts_are_refused(tmp_path):
             solvers.create(model, backend="numpy", mesh=str(path), Lx=2000)
         sim = solvers.create(model, backend="numpy", mesh=str(path))  # the default is fine
         assert sim.length_scale == 1.0
-    with pytest.raises(ParameterError, match=r"default ny = round\(nx·Ly/Lx\) = 65536.*"
-                                             r"allowed: ny <= 32768"):
-        solvers.create("shallow-water", backend="numpy", nx=2**15, Lx=10, Ly=20)
+    with pytest.raises(ParameterError, match=r"default ny = round\(nx·Ly/Lx\) = 131072.*"
+                                             r"allowed: ny <= 65536"):
+        solvers.create("shallow-water", backend="numpy", nx=2**16, Lx=10, Ly=20)
 
 
 # ---- GPU: the fused kernels on a scaled, non-square domain (the lead runs these) ----------
