@@ -145,6 +145,21 @@ class EquationModel(Simulation):
                     else "numpy")
         return super().kernel
 
+    def notes(self) -> list[str]:
+        """How the GPU's fused path runs the steps, where it is not one launch a stage: the
+        tiled grid path (fused.py `tile_plan`; docs/EQUATIONS.md, "GPU"), or why it is off."""
+        scheme = getattr(self, "scheme", None)
+        tiles = getattr(scheme, "tiles", None)
+        out = []
+        if tiles is not None:
+            size = f"{tiles.tile}²" if tiles.two else f"{tiles.tile}"
+            out.append(f"fixed steps run {tiles.steps} at a time in shared memory (tiles of "
+                       f"{size} nodes with a halo of {tiles.halo}), in CUDA graphs of 64 steps")
+        failed = getattr(scheme, "tile_failed", None)
+        if failed:
+            out.append(f"the tiled kernel did not build ({failed}); one launch a stage")
+        return out
+
     # ---- set-up -------------------------------------------------------------------------
     def _setup(self):
         d = self.definition

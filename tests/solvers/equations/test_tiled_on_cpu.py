@@ -77,6 +77,8 @@ def test_one_tiled_launch_equals_its_single_steps(domain, integrator, monkeypatc
     moved = max(float(np.abs(single.fields()[k] - start[k]).max()) for k in single.state)
     assert moved > 1e-4  # the steps did something the comparison can see
     assert _rel(tiled, single) < 1e-13, _rel(tiled, single)
+    assert single.notes() == []
+    assert tiled.notes() and f"run {plan.steps} at a time" in tiled.notes()[0]
 
 
 def test_block_order_does_not_matter(monkeypatch):
