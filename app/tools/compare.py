@@ -27,6 +27,7 @@ from ..views.base import BACKGROUND
 
 FRAME_S = 0.04  # stepping time of A per frame
 SCREEN_WAIT_MAX_S = 0.5  # longest wait of the worker for the screen to show its last frame
+ROUNDOFF = 64  # differences below ROUNDOFF ε·max|field| are rounding (the difference view)
 
 
 class CompareWorker(QThread):
@@ -110,7 +111,9 @@ class CompareWorker(QThread):
         fa = {k: np.asarray(v, dtype=np.float64) for k, v in a.fields().items()}
         fb = {k: np.asarray(v, dtype=np.float64) for k, v in b.fields().items()}
         fr = {"t": (a.t, b.t), "steps": (a.steps, b.steps), "a": fa, "b": fb,
-              "rate": (a.stats["steps_per_s"], b.stats["steps_per_s"]), "wall": (ta, tb)}
+              "rate": (a.stats["steps_per_s"], b.stats["steps_per_s"]), "wall": (ta, tb),
+              "eps": max(float(np.finfo(np.dtype(a.dtype)).eps),
+                         float(np.finfo(np.dtype(b.dtype)).eps))}
         with self._lock:
             notify, self._newest = self._newest is None, fr
             self.shown.clear()
@@ -238,11 +241,21 @@ class CompareWindow(QMainWindow):
         if self.views[2] is not None:
             d = self.difference()
             name = f"{f} (A−B)"
+            m = float(np.nanmax(np.abs(d))) if d.size else 0.0
+            # the difference's colour (and height) range is at least ROUNDOFF ε·max|field| of
+            # the coarser dtype: rounding differences draw as (nearly) nothing instead of
+            # filling the whole scale with noise; a larger difference gets the whole range
+            floor = ROUNDOFF * fr.get("eps", 0.0) * max(abs(lo), abs(hi))
+            half = max(m, floor)
+            if half > 0:
+                self.diff_scale.mode, self.diff_scale.lo, self.diff_scale.hi = (
+                    "fixed", -half, half)
             self.views[2].set_frame(Frame({name: d.astype(np.float32)}, t=fr["t"][0],
                                           steps=fr["steps"][0], generation=0), name,
                                     self.diff_scale)
-            self.status.setText(f"t = {fr['t'][0]:.6g} (A and B)   max |A − B| = "
-                                f"{float(np.nanmax(np.abs(d))):.3g}")
+            note = (" (identical)" if m == 0 else
+                    f" (rounding: below {ROUNDOFF} ε·max|{f}|)" if m <= floor else "")
+            self.status.setText(f"t = {fr['t'][0]:.6g} (A and B)   max |A − B| = {m:.3g}{note}")
         for c in self.canvases:
             c.update()
         ra, rb = fr["rate"]

@@ -39,6 +39,9 @@ def test_two_orders_in_lockstep_with_their_difference(win, qtbot):
         fa, fb = a.fields()["eta"], b.fields()["eta"]
         assert np.array_equal(d, fa - fb) and np.abs(d).max() > 1e-6
         assert cw.views[2] is not None and "max |A − B|" in cw.status.text()
+        assert "rounding" not in cw.status.text()  # a real difference fills the range
+        assert cw.diff_scale.hi == pytest.approx(np.abs(cw.last["a"]["eta"]
+                                                        - cw.last["b"]["eta"]).max())
         cam_a, cam_b = cw.cameras[0], cw.cameras[1]
         cam_a.azimuth = cam_a.azimuth + 40  # linked: B's camera follows A's
         assert cam_b.azimuth == cam_a.azimuth
@@ -60,6 +63,11 @@ def test_identical_setups_agree_and_bad_changes_are_refused(win, qtbot):
         # last bit: identical setups agree to rounding
         scale = np.abs(cw.a.fields()["T"]).max()
         assert np.abs(cw.difference("T")).max() <= 1e-12 * scale
+        # the difference view does not blow rounding up to its whole range: its range is at
+        # least 64 ε·max|T|, and the status says the difference is rounding
+        assert cw.diff_scale.hi >= 64 * np.finfo(np.float64).eps * scale * (1 - 1e-9)
+        assert cw.diff_scale.lo == -cw.diff_scale.hi
+        assert "(identical)" in cw.status.text() or "(rounding" in cw.status.text()
     finally:
         cw.close()
     assert open_compare(win, {"Fo": 0.9}) is None
