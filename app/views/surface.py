@@ -120,6 +120,11 @@ class SurfaceView(View):
         if self.built is None or self.built[0] != tuple(heights) or self.built[1]:
             self._build(heights)
         lo, hi = scale.limits_of([ranges[field]])
+        if scale.mode == "fixed" and field in heights and ranges.get(field) is not None:
+            # a fixed colour range is the field's range for its heights too (Compare's
+            # difference: rounding drawn flat, not stretched to the whole box)
+            r = ranges[field]
+            ranges = {**ranges, field: (min(r[0], lo), max(r[1], hi))}
         if self.fit is None or self.fit[0] != tuple(heights) or self._outgrown(heights, ranges):
             self._fit(heights, ranges)
         coloured = heights.index(field) if field in heights else 0

@@ -476,3 +476,22 @@ def test_surface_heights_refit_when_a_pattern_outgrows_its_first_frame(canvas):
         assert (view.fit[3], view.fit[4]) == (zlo, zhi)
     finally:
         view.remove()
+
+
+def test_surface_heights_span_a_fixed_colour_range(canvas):
+    """With a fixed colour range the heights are fitted to it too: rounding noise of 1e-7 under
+    a range of ±1e-5 (Compare's difference view) draws flat, not stretched to the whole box."""
+    n = 32
+    mesh = grid2d(n, 0.0, 8.0)
+    noise = (1e-7 * np.random.default_rng(1).uniform(-1, 1, (n, n))).astype(np.float32)
+    view = make_view(canvas, info_of(mesh, {"d": noise}), "surface")
+    try:
+        auto = ColorScale("coolwarm", "symmetric")
+        draw(canvas, view, {"d": noise}, "d", auto)
+        assert view.fit[4] - view.fit[3] < 3e-7  # auto: the noise fills the box
+        fixed = ColorScale("coolwarm", "fixed", -1e-5, 1e-5)
+        view.fit = None
+        draw(canvas, view, {"d": noise}, "d", fixed)
+        assert view.fit[3] <= -1e-5 and view.fit[4] >= 1e-5
+    finally:
+        view.remove()
