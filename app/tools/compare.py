@@ -245,7 +245,7 @@ class CompareWindow(QMainWindow):
             # the difference's colour (and height) range is at least ROUNDOFF ε·max|field| of
             # the coarser dtype: rounding differences draw as (nearly) nothing instead of
             # filling the whole scale with noise; a larger difference gets the whole range
-            floor = ROUNDOFF * fr.get("eps", 0.0) * max(abs(lo), abs(hi))
+            floor = ROUNDOFF * fr["eps"] * max(abs(lo), abs(hi))
             half = max(m, floor)
             if half > 0:
                 self.diff_scale.mode, self.diff_scale.lo, self.diff_scale.hi = (

@@ -153,8 +153,10 @@ class EquationModel(Simulation):
         out = []
         if tiles is not None:
             size = f"{tiles.tile}²" if tiles.two else f"{tiles.tile}"
+            from .fused import GRAPH_STEPS
             out.append(f"fixed steps run {tiles.steps} at a time in shared memory (tiles of "
-                       f"{size} nodes with a halo of {tiles.halo}), in CUDA graphs of 64 steps")
+                       f"{size} nodes with a halo of {tiles.halo}), in CUDA graphs of "
+                       f"{GRAPH_STEPS} steps")
         failed = getattr(scheme, "tile_failed", None)
         if failed:
             out.append(f"the tiled kernel did not build ({failed}); one launch a stage")
