@@ -66,12 +66,38 @@ class Backend:
     def asarray(self, a, dtype=None):
         return self.xp.asarray(a, dtype=dtype)
 
+    def all_finite(self, a):
+        """Whether every value of `a` is finite, as a 0-d array on the device (no host sync; on
+        CuPy one fused pass over `a`, no temporary array of flags as isfinite(a).all() makes)."""
+        if self.is_gpu:
+            return _reducer(self.xp, "isfinite(x)")(a)
+        return self.xp.isfinite(a).all()
+
+    def all_positive(self, a):
+        """Whether every value of `a` is > 0 (NaN is not), as all_finite returns it."""
+        if self.is_gpu:
+            return _reducer(self.xp, "x > 0")(a)
+        return (a > 0).all()
+
     def synchronize(self):
         if self.is_gpu:
             self.xp.cuda.get_current_stream().synchronize()
 
     def timer(self) -> "Timer":
         return Timer(self)
+
+
+_REDUCERS: dict = {}
+
+
+def _reducer(cp, predicate: str):
+    """A CuPy reduction: whether `predicate` of x holds for every element (cached)."""
+    k = _REDUCERS.get(predicate)
+    if k is None:
+        k = _REDUCERS[predicate] = cp.ReductionKernel(
+            "T x", "bool y", predicate, "a && b", "y = a", "true",
+            f"pdestudio_all_{len(_REDUCERS)}")
+    return k
 
 
 def resolve(name: str = "auto") -> Backend:

@@ -337,7 +337,7 @@ class Simulation:
             return None
         with np.errstate(all="ignore"):  # a derived bound of a broken state (P from ρ = 0)
             bounds = self._bounded()
-            checks = [xp.isfinite(self.state[k]).all().astype(xp.float64) for k in names]
+            checks = [self._be.all_finite(self.state[k]).astype(xp.float64) for k in names]
             checks += [a.min().astype(xp.float64) for _, a, _, _ in bounds]
         vals = self._be.asnumpy(xp.stack(checks))  # one sync for all fields
         for name, ok in zip(names, vals):

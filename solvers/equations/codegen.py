@@ -25,6 +25,15 @@ def num(v: float) -> str:
     return f"T({float(v)!r})"
 
 
+def tile_buffers(integrator: str) -> tuple[int, int]:
+    """(nbuf, has_acc) of eq_tile for an explicit integrator: the state buffers a species keeps
+    in shared memory (2 for one stage: in and out; 3 otherwise: the step's start U, the
+    stage's input and output) and whether it keeps an accumulator (the tableau has one)."""
+    from .reference import TABLEAUS
+    stages = TABLEAUS[integrator]
+    return (2 if len(stages) == 1 else 3), int(any(st[4] != 0 or st[5] != 0 for st in stages))
+
+
 class Names:
     def __init__(self, species, algebraic, params):
         self.species, self.algebraic, self.params = tuple(species), tuple(algebraic), tuple(params)
@@ -383,9 +392,8 @@ class Generator:
         a = []
         for s in self.species:
             a += [f"const T* __restrict__ Y_{s}", f"T* __restrict__ O_{s}"]
-        a += ["const T* __restrict__ P", "const T* __restrict__ CS", "const int nstage",
-              "const int nsteps", "const int nbuf", "const int has_acc", "const T t",
-              "const T t_out", "const int tile", "const int halo", "const int nx", "const int ny",
+        a += ["const T* __restrict__ P", "const T* __restrict__ CS", "const int nsteps",
+              "const T t", "const T t_out", "const int tile", "const int halo", "const int nx", "const int ny",
               "const T hx", "const T hy"]
         return ",\n    ".join(a)
 
@@ -398,10 +406,10 @@ class Generator:
         the state after nsteps steps, and only the tile goes back to global memory. The node's
         arithmetic is eq_stage's, text for text (the same body and combination); a node outside
         a bounded side is never computed or read (the boundary's ghost takes its place), a
-        periodic side wraps. Stage scalars CS[5·st + (a0, a1, a2·dt, a3, b·dt)] as the host
-        computes them for eq_stage; per species the shared memory holds nbuf state buffers
-        (2 for one stage: in and out; 3 otherwise: the step's start U, the stage's input and
-        output) and, with has_acc, the accumulator. Only for models that never read t."""
+        periodic side wraps. The tableau's constants are in the code; the stage scalars are
+        CS[2·st + (0, 1)] = (a2·dt, b·dt), as the host computes them for eq_stage. Per species
+        the shared memory holds the buffers of `tile_buffers`. Only for models that never read
+        t."""
         two = self.axes == 2
         px, py = self._periodic(0), (self._periodic(1) if two else True)
 
@@ -416,11 +424,12 @@ class Generator:
             return code
 
         ns = self.species
+        nbuf, has_acc = tile_buffers(self.sim.params["integrator"])
         k = ["EQ_SHARED(eq_smem);",
              "T* const sm = reinterpret_cast<T*>(eq_smem);",
              "const int TX = tile + 2 * halo;",
              f"const int TY = {'TX' if two else '1'};",
-             "const int NN = TX * TY, per = nbuf + has_acc;",
+             f"const int NN = TX * TY, per = {nbuf + has_acc};",
              "const int ox = blockIdx.x * tile - halo;",
              f"const int oy = {'blockIdx.y * tile - halo' if two else '0'};"]
         k += [f"T* const B_{s} = sm + {q} * per * NN;" for q, s in enumerate(ns)]
@@ -439,14 +448,14 @@ class Generator:
         for st, (_, a0, a1, _, a3, b) in enumerate(TABLEAUS[self.sim.params["integrator"]]):
             k += ["    {",
                   "        ++sub;",
-                  "        const int out = (nbuf == 2) ? 1 - yin : ((yin == cur) ? (cur + 1) % 3 "
-                  ": 3 - cur - yin);",
-                  f"        const T a2dt = CS[{5 * st + 2}], bdt = CS[{5 * st + 4}]; (void)bdt;"]
+                  "        const int out = " + ("1 - yin;" if nbuf == 2 else
+                                               "(yin == cur) ? (cur + 1) % 3 : 3 - cur - yin;"),
+                  f"        const T a2dt = CS[{2 * st}], bdt = CS[{2 * st + 1}]; (void)bdt;"]
             for sp in ns:
                 k += [f"        const T* const Ys_{sp} = B_{sp} + yin * NN;",
                       f"        const T* const Uc_{sp} = B_{sp} + cur * NN; (void)Uc_{sp};",
                       f"        T* const Os_{sp} = B_{sp} + out * NN;",
-                      f"        T* const Ac_{sp} = B_{sp} + nbuf * NN; (void)Ac_{sp};"]
+                      f"        T* const Ac_{sp} = B_{sp} + {nbuf} * NN; (void)Ac_{sp};"]
             k += ["        const int wx = TX - 2 * sub;",
                   f"        const int wy = {'TY - 2 * sub' if two else '1'}, "
                   f"ry = {'sub' if two else '0'};",

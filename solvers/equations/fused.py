@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.device_clock import GraphCache, run_fixed_steps
 from ..core.scheme import SchemeBase
-from .codegen import Generator
+from .codegen import Generator, tile_buffers
 from .reference import IMEX, TABLEAUS, THETA, combine_stage
 
 TEMPLATE = Path(__file__).resolve().parent / "kernels" / "equations.cu"
@@ -48,10 +48,10 @@ TILE_MAX_NODES, TILE_BIG_NODES, TILE_2D_BIG, TILE_BLOCK_BIG = 1 << 18, 1 << 17, 
 class TilePlan:
     """How eq_tile runs a model (tile_plan)."""
 
-    def __init__(self, tile, steps, nstage, nbuf, has_acc, two, shared, threads=TILE_BLOCK):
+    def __init__(self, tile, steps, nstage, two, shared, threads=TILE_BLOCK):
         self.tile, self.steps, self.nstage, self.threads = tile, steps, nstage, threads
         self.halo = steps * nstage
-        self.nbuf, self.has_acc, self.two, self.shared = nbuf, has_acc, two, shared
+        self.two, self.shared = two, shared
 
     def grid(self, nx, ny):
         gx = (nx + self.tile - 1) // self.tile
@@ -95,14 +95,13 @@ def tile_plan(sim) -> TilePlan | None:
             tile, threads = TILE_2D_BIG, TILE_BLOCK_BIG
     if nx < tile + h or (two and ny < tile + h):
         return None
-    nbuf = 2 if nstage == 1 else 3
-    has_acc = int(any(st[4] != 0 or st[5] != 0 for st in stages))
+    nbuf, has_acc = tile_buffers(sim.params["integrator"])
     tx = tile + 2 * h
     shared = (len(sim.species) * (nbuf + has_acc) * tx * (tx if two else 1)
               * np.dtype(sim.dtype).itemsize)
     if shared > TILE_SHARED_MAX:
         return None
-    return TilePlan(tile, steps, nstage, nbuf, has_acc, two, shared, threads)
+    return TilePlan(tile, steps, nstage, two, shared, threads)
 
 
 def kernel_source(sim, batched: bool = False, tiled: bool = False) -> str:
@@ -211,8 +210,6 @@ class FusedEquations(SchemeBase):
                 self.k = compile_kernels(sim)
         else:
             self.k = compile_kernels(sim)
-        if self.tiles is not None and "eq_tile" not in self.k:
-            self.tiles = None
         real = sim.real
         self.P = cp.asarray([sim.user_params[p] for p in sim.definition.parameters] or [0.0],
                             dtype=real)
@@ -296,7 +293,7 @@ class FusedEquations(SchemeBase):
         saved = (dict(sim.state), [dict(b) for b in self.buffers])
 
         def queue(n):
-            if self.tiles is not None and n % self.tiles.steps == 0:
+            if self.tiles is not None:  # (tile_plan: steps divides GRAPH_STEPS = n)
                 for _ in range(n // self.tiles.steps):
                     self.tile_steps(dt)
                 return
@@ -312,12 +309,12 @@ class FusedEquations(SchemeBase):
     _cs = None
 
     def stage_scalars(self, dt: float):
-        """eq_tile's stage scalars for dt on the device (made before a graph's capture, which
-        allows no host-to-device copies)."""
+        """eq_tile's stage scalars (a2·dt, b·dt) for dt on the device (made before a graph's
+        capture, which allows no host-to-device copies; the other constants are in the code)."""
         if self._cs is None or self._cs[0] != dt:
             real, cs = self.sim.real, []
             for (c, a0, a1, a2, a3, b) in TABLEAUS[self.sim.params["integrator"]]:
-                cs += [real(a0), real(a1), real(a2 * dt), real(a3), real(b * dt)]
+                cs += [real(a2 * dt), real(b * dt)]
             self._cs = (dt, self.cp.asarray(np.array(cs, dtype=real)))
         return self._cs[1]
 
@@ -338,8 +335,7 @@ class FusedEquations(SchemeBase):
                                             else (plan.threads,))
         kw = {"shared_mem": plan.shared} if self.cp is not np else {}
         self.k["eq_tile"](plan.grid(int(nx), int(ny)), block, tuple(args) + (
-            self.P, cs, np.int32(plan.nstage), np.int32(plan.steps),
-            np.int32(plan.nbuf), np.int32(plan.has_acc), real(0), real(0), np.int32(plan.tile),
+            self.P, cs, np.int32(plan.steps), real(0), real(0), np.int32(plan.tile),
             np.int32(plan.halo), nx, ny, hx, hy), **kw)
         self._install(out, U)
 

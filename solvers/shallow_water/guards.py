@@ -91,8 +91,9 @@ def first_bad(sim, depths: tuple[str, ...]):
     host sync for all checks."""
     xp, state = sim.xp, sim.state
     names = list(state)
-    checks = [xp.isfinite(state[k]).all() for k in names]
-    checks += [(state[k] > 0).all() for k in depths]
+    be = sim._be
+    checks = [be.all_finite(state[k]) for k in names]
+    checks += [be.all_positive(state[k]) for k in depths]
     ok = sim._be.asnumpy(xp.stack(checks))
     if ok.all():
         return None
