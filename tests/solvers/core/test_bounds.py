@@ -67,3 +67,36 @@ def test_gpu_stops_at_the_same_step(model, kw, t_end, gpu_backend):
     e = stopped(sim, t_end)
     assert isinstance(e, BoundViolated) and (e.field, e.step) == (ref.field, ref.step)
     assert e.t == pytest.approx(ref.t, rel=1e-12)
+
+
+def _hostile_arrays(rng):
+    """Arrays for the finiteness and positivity reductions: clean, one NaN, one ±inf, one 0,
+    one negative, in both dtypes, contiguous and strided, empty; sizes across block edges."""
+    out = []
+    for dtype in (np.float32, np.float64):
+        for n in (1, 255, 257, 100_003):
+            base = rng.uniform(0.5, 2.0, n).astype(dtype)
+            out.append(base)
+            for bad in (np.nan, np.inf, -np.inf, 0.0, -1e-30):
+                a = base.copy()
+                a[rng.integers(n)] = bad
+                out.append(a)
+        grid = rng.uniform(0.5, 2.0, (64, 48)).astype(dtype)
+        grid[7, 5] = np.nan  # in a column a strided view skips, then one it keeps
+        out += [grid, grid[:, 1::2], grid[:, ::2], np.empty(0, dtype)]
+    return out
+
+
+@pytest.mark.gpu
+def test_fused_finiteness_and_positivity_checks_agree_with_numpy(gpu_backend):
+    """core/backend.py's all_finite/all_positive (one CuPy reduction each, what every run's
+    check calls) give NumPy's isfinite(a).all() and (a > 0).all() on hostile arrays."""
+    from pdestudio.solvers.core.backend import resolve
+    gpu, cpu = resolve(gpu_backend), resolve("numpy")
+    for a in _hostile_arrays(np.random.default_rng(5)):
+        d = gpu.xp.asarray(a)
+        for name in ("all_finite", "all_positive"):
+            want = bool(getattr(cpu, name)(a))
+            assert bool(getattr(gpu, name)(d)) == want, (name, a.dtype, a.shape)
+    assert not bool(cpu.all_finite(np.array([1.0, np.nan])))  # (the reference itself)
+    assert not bool(cpu.all_positive(np.array([1.0, np.nan])))
