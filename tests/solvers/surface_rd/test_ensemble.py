@@ -80,6 +80,37 @@ def test_batched_clock_lands_every_member_like_its_solo_run(model, members, rhs,
                               **common)
 
 
+class NumpyGraphBatch(NumpyBatch):
+    """The stand-in with the graph path's entry point: `count` steps of the same step sizes
+    (the ensemble then walks its clocks for a whole block at once, after queuing the work)."""
+
+    def __init__(self, ens, rhs):
+        super().__init__(ens, rhs)
+        self.blocks = []
+
+    def launch_many(self, state, row, count):
+        self.blocks.append(count)
+        for _ in range(count):
+            self.launch(state, row)
+
+
+def test_whole_blocks_walk_the_clocks_like_single_steps():
+    """A batch that replays graphs (launch_many) takes blocks of whole steps of CHECK_GRAPHS
+    and walks each member's clock for the block at once: the times, step counts and states are
+    those of the solo runs, bit for bit, and the landing on t_end is still per member."""
+    from pdestudio.solvers.surface_rd.ensemble import CHECK_GRAPHS
+    common = dict(backend="numpy", vertices=1500)
+    ens = solvers.create_ensemble("gray-scott", GS_MEMBERS, **common)
+    ens._batch = fake = NumpyGraphBatch(ens, gray_scott_rhs)
+    ens.step(CHECK_GRAPHS + 37)
+    assert fake.blocks[:2] == [CHECK_GRAPHS, 37]
+    ens.advance(700.0)
+    assert np.all(ens.t == 700.0) and len(set(ens.steps)) > 1
+    assert max(fake.blocks) == CHECK_GRAPHS
+    assert_members_equal_solo(ens, "gray-scott", GS_MEMBERS,
+                              lambda s: (s.step(CHECK_GRAPHS + 37), s.advance(700.0)), **common)
+
+
 def test_a_diverging_member_is_flagged_and_the_others_go_on():
     members = [{"F": 0.03}, {"F": 0.04}, {"F": 0.05}]
     common = dict(backend="numpy", vertices=1500)
