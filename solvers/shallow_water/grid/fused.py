@@ -34,6 +34,7 @@ bit for bit. `step` keeps the per-step path (the host reads Δt after each step)
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -78,8 +79,9 @@ class GridFused(SchemeBase):
         self.cur = 0        # the slot that holds z_max of the current state
         self.valid = False  # does it (strip variant: the one folded into the last step)?
         n = self.nx * self.ny
-        if rows is None:  # rows per warp (strip)
-            rows = 8 if n < 2**22 else (16 if n < 2**24 else 32)
+        if rows is None:  # rows per warp (strip); PDESTUDIO_STRIP_ROWS: a tuning/test knob
+            rows = int(os.environ.get("PDESTUDIO_STRIP_ROWS", "0") or 0) or (
+                8 if n < 2**22 else (16 if n < 2**24 else 32))
         self.rows = rows
         self.pinned = cp.cuda.alloc_pinned_memory(8)
         self.host_z = np.frombuffer(self.pinned, dtype=self.real, count=1)
@@ -162,9 +164,8 @@ class GridFused(SchemeBase):
             self._sensor(h, qx, qy)
         if strip:
             nxt, clr = (cur + 1) % 3, (cur + 2) % 3
-            self.k["sw_strip1"](self.strip_grid, BLOCK_STRIP,
-                                (h, qx, qy, H, self.S, *out, *self.strip_args, self.slot[cur],
-                                 self.slot[nxt], self.slot[clr], limit, *clk))
+            self._strip((h, qx, qy, H, self.S, *out, *self.strip_args, self.slot[cur],
+                         self.slot[nxt], self.slot[clr], limit, *clk), out)
             if clk is self.NO_CLOCK:  # (per-step path: dt() waits on it; never in a capture)
                 self.events[nxt].record(stream)
         elif self.variant == "cell":
@@ -189,6 +190,10 @@ class GridFused(SchemeBase):
                     out = self._buffers(h)
             out = u
         return out
+
+    def _strip(self, args, out) -> None:
+        """The strip kernel over every band of rows (one launch from block row 0)."""
+        self.k["sw_strip1"](self.strip_grid, BLOCK_STRIP, args + (np.int32(0),))
 
     def _sensor(self, h, qx, qy) -> None:
         """The cells' shock sensors of the state (h, qx, qy) into self.S."""

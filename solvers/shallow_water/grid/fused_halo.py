@@ -6,9 +6,13 @@ neighbour's rows instead of mirroring a wall), with everything a rank adds on th
 - every state array (and the shock sensors S) lives in a buffer of ROWS extra rows on each side;
   the simulation's arrays are views of the owned rows, so the kernels read rows -3..-1 and
   ny..ny + 2 of their arguments where a neighbour's rows are;
-- after each step the new state's edge rows go to the neighbours through NCCL send/recv on the
-  solver's stream, straight between the buffers (the rows are contiguous: no packing), and the
-  bathymetry's once when a state array is adopted;
+- each step launches the strip kernel on the rows near the strip's edges first; their new rows
+  then go to the neighbours through NCCL send/recv on a second stream, straight between the
+  buffers (the rows are contiguous: no packing), while the interior rows are updated on the
+  solver's stream, which waits for the exchange before the next step (a strip of one band of
+  blocks updates and exchanges in turn on the solver's stream); the bathymetry's rows go once,
+  when a state array is adopted. The exchange's GPU time is measured with CUDA events and added
+  to the communicator's `halo_s` (hence `--json`'s halo_s_max) once the steps are done;
 - the z_max slot of the next step's Δt (the maximum over the owned cells, folded into the step
   kernel) is combined over the ranks by an NCCL all-reduce (max) of its bits before any kernel
   reads it: the maximum is exact, so Δt, t and every cell equal the one-process run bit for bit
@@ -26,7 +30,7 @@ import os
 
 import numpy as np
 
-from .fused import BLOCK, GridFused
+from .fused import BLOCK, BLOCK_STRIP, GridFused
 
 ROWS = 3  # rows of the neighbours' state held beyond an inner edge (the sensor of row -2 reads -3)
 
@@ -62,6 +66,11 @@ class GridFusedHalo(GridFused):
             self._word = nccl.NCCL_UINT32 if self.bits == np.uint32 else nccl.NCCL_UINT64
             self._real = nccl.NCCL_FLOAT32 if sim.dtype == "float32" else nccl.NCCL_FLOAT64
             self._max = nccl.NCCL_MAX
+        cp = self.cp
+        self.halo_stream = cp.cuda.Stream(non_blocking=True)
+        self.edges_done = cp.cuda.Event(disable_timing=True)
+        self.halo_done = cp.cuda.Event(disable_timing=True)
+        self._timed: list = []  # (start, end) events of the exchanges not yet added to halo_s
 
     # ---- padded buffers ----------------------------------------------------------------------
     def _padded(self, zero=False):
@@ -101,12 +110,13 @@ class GridFusedHalo(GridFused):
             self._ours = {int(v.data.ptr): v for v in keep}
 
     # ---- NCCL on the current stream ----------------------------------------------------------
-    def _exchange(self, arrays, rows: int) -> None:
-        """The edge rows of `arrays` (padded views) to the neighbours, theirs into the halos."""
+    def _exchange(self, arrays, rows: int, stream=None) -> None:
+        """The edge rows of `arrays` (padded views) to the neighbours, theirs into the halos (on
+        `stream`, default the current one)."""
         if self.alone:
             return
         cp, nc, n = self.cp, self.comm.nc, rows * self.nx
-        stream = cp.cuda.get_current_stream().ptr
+        stream = (stream or cp.cuda.get_current_stream()).ptr
         row = self.nx * np.dtype(self.sim.dtype).itemsize
         self.comm.nccl.groupStart()
         for a in arrays:
@@ -140,14 +150,67 @@ class GridFusedHalo(GridFused):
         self.k["sw_sensor"](grid, BLOCK, (h, qx, qy, self.S, np.int32(self.nx),
                                           np.int32(self.ny)))
 
+    def _strip(self, args, out) -> None:
+        """The strip kernel with the exchange of the new state's edge rows overlapped: the block
+        rows holding the first and the last `wide` rows, then their exchange on halo_stream
+        while the interior block rows run; the solver's stream waits for the exchange. One band
+        of block rows (or one rank): one launch, then the exchange on the solver's stream."""
+        cp, k = self.cp, self.k["sw_strip1"]
+        gx, gy = self.strip_grid
+        band = self.rows * BLOCK_STRIP[1]  # rows of a block row
+        top = max(1, (self.ny - self.wide) // band)  # the first block row of the top edge
+        main = cp.cuda.get_current_stream()
+        if self.alone or top < 2:
+            k(self.strip_grid, BLOCK_STRIP, args + (np.int32(0),))
+            self._timed_exchange(out, main)
+            return
+        k((gx, 1), BLOCK_STRIP, args + (np.int32(0),))  # (writes the clock: first)
+        k((gx, gy - top), BLOCK_STRIP, args + (np.int32(top),))
+        self.edges_done.record(main)
+        self.halo_stream.wait_event(self.edges_done)
+        self._timed_exchange(out, self.halo_stream)
+        self.halo_done.record(self.halo_stream)
+        k((gx, top - 1), BLOCK_STRIP, args + (np.int32(1),))
+        main.wait_event(self.halo_done)
+
+    def _timed_exchange(self, out, stream) -> None:
+        if self.alone:
+            return
+        cp = self.cp
+        t0, t1 = cp.cuda.Event(), cp.cuda.Event()
+        t0.record(stream)
+        self._exchange(out, self.wide, stream)
+        t1.record(stream)
+        self._timed.append((t0, t1))
+        if len(self._timed) > 4 * 240:  # (a long per-step run: harvest what is done)
+            self._harvest()
+
+    def _harvest(self) -> None:
+        """Add the GPU time of the exchanges queued so far to the communicator's halo_s."""
+        if not self._timed:
+            return
+        cp = self.cp
+        self._timed[-1][1].synchronize()
+        self.comm.halo_s += sum(cp.cuda.get_elapsed_time(a, b) for a, b in self._timed) / 1e3
+        self._timed.clear()
+
     def _queue_step(self, limit, clk=GridFused.NO_CLOCK):
         self._adopt()
-        out = super()._queue_step(limit, clk)
+        out = super()._queue_step(limit, clk)  # (the strip kernel and the exchange: _strip)
         nxt = (self.cur + 1) % 3
         self._combine(nxt)
         self.events[nxt].record(self.cp.cuda.get_current_stream())
-        self._exchange(out, self.wide)
         return out
+
+    def run(self, count, t, t_end):
+        result = super().run(count, t, t_end)
+        self._harvest()
+        return result
+
+    def step(self, t, dt_limit):
+        dt = super().step(t, dt_limit)
+        self._harvest()
+        return dt
 
     def _graph_ready(self, i: int) -> bool:
         return False  # steps are launched one by one (NCCL calls are not captured)

@@ -58,7 +58,8 @@ def main(out: Path, backend: str = "numpy") -> None:
             arrays = {f"run/{k}": v for k, v in run.items()}
             arrays.update({f"loaded/{k}": v for k, v in loaded.items()})
             np.savez(out / f"{name}.npz", t=[sim.t, again.t], steps=[sim.steps, again.steps],
-                     rows=info["rows"], halo=info["halo"], ranks=info["ranks"], **arrays)
+                     rows=info["rows"], halo=info["halo"], ranks=info["ranks"],
+                     halo_s=info["halo_s"], **arrays)
 
 
 def rarefaction(comm=None):

@@ -408,7 +408,10 @@ __global__ void sw_step1(const T* __restrict__ h, const T* __restrict__ qx,
 // First order, one pass: W^{n+1} = W^n + Δt L(W^n) with Δt from *slot_in, and z_max of the next
 // step (from W^{n+1}) into *slot_out (preset to 0); *slot_clear (the slot of the step after
 // next, no longer read by anyone) is zeroed here so that the host needs no memset per step.
-// Block (32, 4): blockIdx.x = strip of 29 columns, warp (blockIdx.y, threadIdx.y) = band of M rows.
+// Block (32, 4): blockIdx.x = strip of 29 columns, warp (y0 + blockIdx.y, threadIdx.y) = band of M
+// rows. y0: the first block row of this launch (a decomposed strip launches its edge rows first and
+// its interior while the edges go to the neighbours, grid/fused_halo.py); the launch holding block
+// row 0 clears slot_clear and writes the clock.
 template <typename T>
 __global__ void
 #if SW_STRIP_MINB > 0
@@ -422,14 +425,14 @@ sw_strip1(
     const int nx, const int ny, const int M, const T rdx, const T rdy, const T dx, const T dy,
     const T g, const T k_dt, const typename Bits<T>::type* __restrict__ slot_in,
     typename Bits<T>::type* slot_out, typename Bits<T>::type* slot_clear, const double dt_limit,
-    SW_CLOCK_ARGS)
+    SW_CLOCK_ARGS, const int y0)
 {
-    const int seg = blockIdx.y * blockDim.y + threadIdx.y;
-    if (SW_BLOCK0_THREAD0)
+    const int seg = (y0 + blockIdx.y) * blockDim.y + threadIdx.y;
+    const bool writer = y0 == 0 && SW_BLOCK0_THREAD0;
+    if (writer)
         *slot_clear = 0;
     // every thread (the writer's warp too: seg 0 always has rows) reads the same Δt
-    const T dt = step_size<T>(slot_in, k_dt, dt_limit, clk_in, clk_out, hist,
-                              SW_BLOCK0_THREAD0);
+    const T dt = step_size<T>(slot_in, k_dt, dt_limit, clk_in, clk_out, hist, writer);
     T zmax = T(0);
     if (seg * M < ny)  // uniform over the warp
         zmax = strip1_body(h, qx, qy, H, S, ho, qxo, qyo, nx, ny, M, rdx, rdy, dx, dy, g,
