@@ -6,13 +6,17 @@ neighbour's rows instead of mirroring a wall), with everything a rank adds on th
 - every state array (and the shock sensors S) lives in a buffer of ROWS extra rows on each side;
   the simulation's arrays are views of the owned rows, so the kernels read rows -3..-1 and
   ny..ny + 2 of their arguments where a neighbour's rows are;
-- each step launches the strip kernel on the rows near the strip's edges first; their new rows
-  then go to the neighbours through NCCL send/recv on a second stream, straight between the
-  buffers (the rows are contiguous: no packing), while the interior rows are updated on the
-  solver's stream, which waits for the exchange before the next step (a strip of one band of
-  blocks updates and exchanges in turn on the solver's stream); the bathymetry's rows go once,
-  when a state array is adopted. The exchange's GPU time is measured with CUDA events and added
-  to the communicator's `halo_s` (hence `--json`'s halo_s_max) once the steps are done;
+- after each step (and the all-reduce below) the new state's edge rows go to the neighbours
+  through NCCL send/recv on the solver's stream, straight between the buffers (the rows are
+  contiguous: no packing); the bathymetry's rows go once, when a state array is adopted. The
+  exchange's GPU time is measured with CUDA events and added to the communicator's `halo_s`
+  (hence `--json`'s halo_s_max) once the steps are done;
+- with PDESTUDIO_HALO_OVERLAP=1 the exchange overlaps the update instead: the strip kernel runs
+  on the block rows near the strip's edges first, their new rows go to the neighbours on a
+  second stream while the interior block rows are updated, and the solver's stream waits for the
+  exchange before the all-reduce. Not the default: on 2 H200s at 16384² it made 1.91× one GPU
+  against 2.02× in turn (the NCCL kernel waiting for its peer holds SMs the interior needs, and
+  the exchange itself is ~1 % of a step; docs/DISTRIBUTED.md);
 - the z_max slot of the next step's Δt (the maximum over the owned cells, folded into the step
   kernel) is combined over the ranks by an NCCL all-reduce (max) of its bits before any kernel
   reads it: the maximum is exact, so Δt, t and every cell equal the one-process run bit for bit
@@ -71,6 +75,8 @@ class GridFusedHalo(GridFused):
         self.edges_done = cp.cuda.Event(disable_timing=True)
         self.halo_done = cp.cuda.Event(disable_timing=True)
         self._timed: list = []  # (start, end) events of the exchanges not yet added to halo_s
+        self.overlap = os.environ.get("PDESTUDIO_HALO_OVERLAP", "0") == "1"
+        self._overlapped = False  # did the last step's _strip queue the exchange?
 
     # ---- padded buffers ----------------------------------------------------------------------
     def _padded(self, zero=False):
@@ -151,18 +157,19 @@ class GridFusedHalo(GridFused):
                                           np.int32(self.ny)))
 
     def _strip(self, args, out) -> None:
-        """The strip kernel with the exchange of the new state's edge rows overlapped: the block
-        rows holding the first and the last `wide` rows, then their exchange on halo_stream
-        while the interior block rows run; the solver's stream waits for the exchange. One band
-        of block rows (or one rank): one launch, then the exchange on the solver's stream."""
+        """The strip kernel; with `overlap`, the exchange of the new state's edge rows overlapped:
+        the block rows holding the first and the last `wide` rows, then their exchange on
+        halo_stream while the interior block rows run; the solver's stream waits for the
+        exchange. Otherwise (or a strip of one band of block rows) one launch, and
+        _queue_step exchanges after the all-reduce."""
         cp, k = self.cp, self.k["sw_strip1"]
         gx, gy = self.strip_grid
         band = self.rows * BLOCK_STRIP[1]  # rows of a block row
         top = max(1, (self.ny - self.wide) // band)  # the first block row of the top edge
         main = cp.cuda.get_current_stream()
-        if self.alone or top < 2:
+        self._overlapped = not self.alone and self.overlap and top >= 2
+        if not self._overlapped:
             k(self.strip_grid, BLOCK_STRIP, args + (np.int32(0),))
-            self._timed_exchange(out, main)
             return
         k((gx, 1), BLOCK_STRIP, args + (np.int32(0),))  # (writes the clock: first)
         k((gx, gy - top), BLOCK_STRIP, args + (np.int32(top),))
@@ -196,10 +203,13 @@ class GridFusedHalo(GridFused):
 
     def _queue_step(self, limit, clk=GridFused.NO_CLOCK):
         self._adopt()
-        out = super()._queue_step(limit, clk)  # (the strip kernel and the exchange: _strip)
+        out = super()._queue_step(limit, clk)  # (the strip kernel: _strip)
         nxt = (self.cur + 1) % 3
+        main = self.cp.cuda.get_current_stream()
         self._combine(nxt)
-        self.events[nxt].record(self.cp.cuda.get_current_stream())
+        self.events[nxt].record(main)
+        if not self._overlapped:
+            self._timed_exchange(out, main)
         return out
 
     def run(self, count, t, t_end):

@@ -91,7 +91,7 @@ def gpus() -> int:
 
 @pytest.mark.gpu
 @needs_mpi
-@pytest.mark.parametrize("halos", ["nccl", "mpi"])
+@pytest.mark.parametrize("halos", ["nccl", "nccl-overlap", "mpi"])
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_decomposed_on_gpus_equals_one_gpu(ranks, halos, tmp_path):
     """One GPU per rank, halos through NCCL or staged through MPI: equal bit for bit to one GPU.
@@ -100,15 +100,17 @@ def test_decomposed_on_gpus_equals_one_gpu(ranks, halos, tmp_path):
     if gpus() < ranks:
         pytest.skip(f"needs {ranks} GPUs, this machine has {gpus()}")
     # one row per warp: the strips of 2 ranks (14-15 rows) then hold 4 bands of block rows, so
-    # the edge rows' exchange overlaps the interior's update (fused_halo.py `_strip`); those of 4
-    # ranks (7-8 rows) one band, updated and exchanged in turn; the one-GPU reference keeps the
-    # default rows per warp (the arithmetic of a cell does not depend on the band)
+    # with nccl-overlap the edge rows' exchange overlaps the interior's update (fused_halo.py
+    # `_strip`); those of 4 ranks (7-8 rows) one band, updated and exchanged in turn; the one-GPU
+    # reference keeps the default rows per warp (a cell's arithmetic does not depend on the band)
     p = mpirun(ranks, sys.executable, str(SCRIPT), str(tmp_path), "cupy", gpu=True,
-               PDESTUDIO_HALOS=halos, NCCL_NVLS_ENABLE="0", PDESTUDIO_STRIP_ROWS="1")
+               PDESTUDIO_HALOS=halos.split("-")[0], NCCL_NVLS_ENABLE="0",
+               PDESTUDIO_STRIP_ROWS="1",
+               PDESTUDIO_HALO_OVERLAP="1" if halos.endswith("overlap") else "0")
     assert p.returncode == 0, p.stderr[-3000:]
     refs = {}
     for order, dtype in run.CASES:
-        fused = halos == "nccl" and order == 1
+        fused = halos.startswith("nccl") and order == 1
         sim = one_process(order, dtype, "cupy", kernel="fused" if fused else "array")
         sim.advance(run.T2)
         refs[order, dtype] = sim
