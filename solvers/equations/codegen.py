@@ -393,7 +393,8 @@ class Generator:
         for s in self.species:
             a += [f"const T* __restrict__ Y_{s}", f"T* __restrict__ O_{s}"]
         a += ["const T* __restrict__ P", "const T* __restrict__ CS", "const int nsteps",
-              "const T t", "const T t_out", "const int tile", "const int halo", "const int nx", "const int ny",
+              "const T t", "const T t_out", "const int tile", "const int halo", "const int nx",
+              "const int ny",
               "const T hx", "const T hy"]
         return ",\n    ".join(a)
 

@@ -14,9 +14,9 @@ neighbour's rows instead of mirroring a wall), with everything a rank adds on th
 - with PDESTUDIO_HALO_OVERLAP=1 the exchange overlaps the update instead: the strip kernel runs
   on the block rows near the strip's edges first, their new rows go to the neighbours on a
   second stream while the interior block rows are updated, and the solver's stream waits for the
-  exchange before the all-reduce. Not the default: on 2 H200s at 16384² it made 1.91× one GPU
-  against 2.02× in turn (the NCCL kernel waiting for its peer holds SMs the interior needs, and
-  the exchange itself is ~1 % of a step; docs/DISTRIBUTED.md);
+  exchange before the all-reduce. Not the default: on 2 H200s at 16384² it made 72.3 Gcell/s
+  against 75.1 in turn (one GPU: 37.6): the NCCL kernel waiting for its peer holds SMs the
+  interior needs, and the exchange itself is 27.5 µs of a 3.6 ms step (docs/DISTRIBUTED.md);
 - the z_max slot of the next step's Δt (the maximum over the owned cells, folded into the step
   kernel) is combined over the ranks by an NCCL all-reduce (max) of its bits before any kernel
   reads it: the maximum is exact, so Δt, t and every cell equal the one-process run bit for bit
