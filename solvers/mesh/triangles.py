@@ -106,6 +106,12 @@ class TriangleMesh:
     def n_edges(self) -> int:
         return len(self.edges)
 
+    @cached_property
+    def kdtree(self):
+        """A k-d tree of the points (scipy's cKDTree) for neighbourhood queries."""
+        from scipy.spatial import cKDTree
+        return cKDTree(self.points)
+
     # ---- topology -----------------------------------------------------------------------
     @cached_property
     def _half_edges(self):

@@ -90,6 +90,16 @@ class FusedEuler(SchemeBase):
         self.nbr = self.dev(nbr, np.int32)
         return st
 
+    def shared_tables(self, build) -> None:
+        """Set the attributes `build()` returns (a dict of read-only device tables), built once
+        per simulation, class and real type: a scheme made again for the same mesh (an
+        ensemble's member() installs a fresh one for each member) reuses them."""
+        cache = self.sim.__dict__.setdefault("_fused_tables", {})
+        key = (type(self).__name__, np.dtype(self.real).str)
+        if key not in cache:
+            cache[key] = build()
+        self.__dict__.update(cache[key])
+
     @staticmethod
     def coefficient_planes(st) -> list[np.ndarray]:
         """The padded (K, P) planes of the Laplacian and the three gradient coefficients."""
@@ -157,8 +167,11 @@ class FusedEuler(SchemeBase):
 
 class FusedChemotaxis(FusedEuler):
     def prepare(self):
-        st = self.padded_ring()
-        self.coef = self.dev(np.stack(self.coefficient_planes(st), axis=-1), self.real)  # K,P,4
+        def build():
+            st = self.padded_ring()
+            return {"deg": self.deg, "nbr": self.nbr, "K": self.K, "P": self.P,  # K,P,4 below
+                    "coef": self.dev(np.stack(self.coefficient_planes(st), axis=-1), self.real)}
+        self.shared_tables(build)
 
     batch_kernel = "rd_step_batch"
 
@@ -177,8 +190,11 @@ class FusedChemotaxis(FusedEuler):
 
 class FusedGrayScott(FusedEuler):
     def prepare(self):
-        st = self.padded_ring()
-        self.coef = self.dev(padded(st.indptr, st.lap, fill=0.0), self.real)
+        def build():
+            st = self.padded_ring()
+            return {"deg": self.deg, "nbr": self.nbr, "K": self.K, "P": self.P,
+                    "coef": self.dev(padded(st.indptr, st.lap, fill=0.0), self.real)}
+        self.shared_tables(build)
 
     batch_kernel = "gs_step_batch"
 

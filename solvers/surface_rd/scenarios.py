@@ -39,9 +39,14 @@ def gray_scott_initial(mesh, p, rng) -> tuple[np.ndarray, np.ndarray]:
     n_v = mesh.n_vertices
     u = np.ones(n_v)
     v = np.zeros(n_v)
-    centres = mesh.points[rng.choice(n_v, size=min(p["spots"], n_v), replace=False)]
-    for c in centres:
-        near = np.linalg.norm(mesh.points - c, axis=1) < 1.0
+    pts = mesh.points
+    centres = pts[rng.choice(n_v, size=min(p["spots"], n_v), replace=False)]
+    # the vertices within distance 1 of each centre: the k-d tree's candidates (a ball a little
+    # larger), then the exact test |x - c| < 1 on them alone (the set the test on every vertex
+    # gives, at a fraction of its cost: an ensemble makes one initial state per member)
+    for c, cand in zip(centres, mesh.kdtree.query_ball_point(centres, 1.0 + 1e-9)):
+        cand = np.asarray(cand, dtype=np.int64)
+        near = cand[np.linalg.norm(pts[cand] - c, axis=1) < 1.0]
         u[near], v[near] = 0.5, 0.25
     u *= 1 + 0.01 * rng.uniform(-1, 1, n_v)
     v *= 1 + 0.01 * rng.uniform(-1, 1, n_v)
