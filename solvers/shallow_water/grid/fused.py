@@ -16,9 +16,13 @@ slot with the same correctly rounded division as the device.
 - order 3: sw_cfl, then three sw_stage3 launches (SSP-RK3 stages; each block reconstructs its
   tile and one ring around it once, in shared memory, and solves every edge once).
 
-The carbuncle cure (`shock_fix`, grid/reference.py): sw_sensor writes the cells' shock sensors S
-into a buffer before every step (order 1) or stage (order 3), and the update kernels read them;
-with shock_fix off S stays 0 (the same fluxes bit for bit) and sw_sensor never runs.
+The carbuncle cure (`shock_fix`, grid/reference.py): the update kernels read the cells' shock
+sensors S from a buffer. The strip variant computes the NEXT step's sensors from the new state as
+it computes the next step's z_max (into a second buffer; the two swap roles every step), so
+sw_sensor runs only where that fold is not valid (the first step, and after the state was
+replaced: the same bits as the fold, a `gpu` test checks it); the cell variant runs sw_sensor
+before every step, order 3 before every stage. With shock_fix off S stays 0 (the same fluxes bit
+for bit) and sw_sensor never runs.
 
 `variant`, `tuning` (the kernels' compile-time knobs, e.g. {"SW_STRIP_MINB": 0}) and `rows` (rows
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
@@ -51,11 +55,17 @@ BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
 BATCH = 240  # steps a batched run queues at most between two host waits (5 graphs: no
 #             steps launched one by one at the end of a full batch)
+# float32 strip kernel: up to 2048² the register cap of 6 blocks a SM (80 registers, no spills)
+# beats the default 8 (64 registers, spilling): H200, cure on, 1024² +11 %, 2048² +1.5 %; at
+# 4096² and 8192² the 8 wins by 2-4 % (docs/BENCHMARKS.md, issue 25)
+MINB6_CELLS = 2048 * 2048
 GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffers take the
 #                   state's roles in a cycle of 4 steps, the z_max slots in one of 3)
 
 
 class GridFused(SchemeBase):
+    FOLD_SENSOR = True  # may the strip kernel fold the next step's sensors (fused_halo: no)
+
     def __init__(self, sim, variant: str = "strip", tuning: dict | None = None,
                  rows: int | None = None):
         import cupy as cp
@@ -66,12 +76,23 @@ class GridFused(SchemeBase):
         self.ny, self.nx = sim.state["h"].shape  # (a decomposed run's strip: its rows)
         self.g, self.dx, self.dy, self.order = sim.params["g"], sim.dx, sim.dy, order
         opts = ("--use_fast_math",) if dtype == "float32" else ()
-        opts += tuple(f"-D{k}={int(v)}" for k, v in sorted((tuning or {}).items()))
+        from ..model import grid_shape  # (model.py imports this module)
+        tuning = dict(tuning or {})
+        cells = math.prod(grid_shape(sim.params))  # the whole grid (a decomposed run: all ranks')
+        if dtype == "float32" and "SW_STRIP_MINB" not in tuning and cells <= MINB6_CELLS:
+            tuning["SW_STRIP_MINB"] = 6
+        if dtype == "float32" and order == 3:  # (no fold to match: the sensor's quicker '/')
+            tuning.setdefault("SW_SENS_APPROX", 1)
+        opts += tuple(f"-D{k}={int(v)}" for k, v in sorted(tuning.items()))
         self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3",
                                                "sw_sensor"], options=opts, include_dirs=(RIEMANN,))
         self.fix = bool(sim.params.get("shock_fix", False))
         self.S = cp.zeros((self.ny, self.nx), dtype=dtype)  # the cells' shock sensors
         self.variant = variant if order == 1 else "stages"
+        # the strip kernel writes the next step's sensors into S_next (then the two swap)
+        self.fold = self.fix and self.variant == "strip" and self.FOLD_SENSOR
+        self.S_next = cp.zeros_like(self.S) if self.fold else None
+        self.s_valid = False  # does S hold the sensors of the current state (folded)?
         self.bits = np.uint32 if dtype == "float32" else np.uint64
         self.slots = cp.zeros(3, dtype=self.bits)
         self.slot = [self.slots[s:s + 1] for s in range(3)]
@@ -132,7 +153,7 @@ class GridFused(SchemeBase):
         changed. The CUDA graphs are kept while the launch arguments stay the same (a snapshot
         for the window's timeline invalidates every few frames): a graph is looked up by the
         buffers it was captured on, and captured again for new ones."""
-        self.valid = False
+        self.valid = self.s_valid = False
         before = (self.strip_args, self.cell_args, self.stage_args)
         self._launch_args()
         if self._graphs and (self.strip_args, self.cell_args, self.stage_args) != before:
@@ -160,11 +181,12 @@ class GridFused(SchemeBase):
             self._reduce_dt(h, qx, qy, stream)
         out = self._buffers(h)
         cur = self.cur
-        if self.fix and self.variant != "stages":
+        if self.fix and self.variant != "stages" and not (self.fold and self.s_valid):
             self._sensor(h, qx, qy)
         if strip:
             nxt, clr = (cur + 1) % 3, (cur + 2) % 3
-            self._strip((h, qx, qy, H, self.S, *out, *self.strip_args, self.slot[cur],
+            so = self.S_next if self.fold else np.uintp(0)
+            self._strip((h, qx, qy, H, self.S, *out, so, *self.strip_args, self.slot[cur],
                          self.slot[nxt], self.slot[clr], limit, *clk), out)
             if clk is self.NO_CLOCK:  # (per-step path: dt() waits on it; never in a capture)
                 self.events[nxt].record(stream)
@@ -206,6 +228,9 @@ class GridFused(SchemeBase):
         if self.variant == "strip":  # the next step's z_max is in slot nxt once its event passed
             self.cur = (self.cur + 1) % 3
             self.valid = True
+            if self.fold:  # and its sensors in S_next
+                self.S, self.S_next = self.S_next, self.S
+                self.s_valid = True
         self.spare.extend((state["h"], state["hu"], state["hv"]))
         state["h"], state["hu"], state["hv"] = out
         self._queued += 1
@@ -262,7 +287,8 @@ class GridFused(SchemeBase):
         """What a captured graph depends on: the buffers in their roles and the slot in use."""
         st = self.sim.state
         return (tuple(int(st[k].data.ptr) for k in ("h", "hu", "hv", "H")),
-                tuple(int(a.data.ptr) for a in self.spare), self.cur, self.valid)
+                tuple(int(a.data.ptr) for a in self.spare), self.cur, self.valid,
+                int(self.S.data.ptr), self.s_valid)
 
     def _graph(self):
         """The CUDA graph of GRAPH_STEPS steps from the current configuration (captured on
@@ -272,7 +298,7 @@ class GridFused(SchemeBase):
         if self._graphs is None:
             self._graphs = GraphCache(self.cp, GRAPH_STEPS)
         key = self._config()
-        saved = (dict(self.sim.state), list(self.spare), self.cur)
+        saved = (dict(self.sim.state), list(self.spare), self.cur, self.S, self.S_next)
         inf = np.float64(np.inf)
 
         def queue(n):
@@ -284,6 +310,7 @@ class GridFused(SchemeBase):
         def restore():
             self.sim.state.update(saved[0])
             self.spare[:], self.cur = saved[1], saved[2]
+            self.S, self.S_next = saved[3], saved[4]
 
         graph = self._graphs.get(key, queue, restore)
         self.graph_error = self._graphs.failed

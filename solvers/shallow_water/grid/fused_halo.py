@@ -54,6 +54,8 @@ def usable(sim) -> str | None:
 
 
 class GridFusedHalo(GridFused):
+    FOLD_SENSOR = False  # sw_sensor also covers the halo rows (the fold writes owned rows only)
+
     def __init__(self, sim):
         d = sim.domain
         self.lo, self.hi = d.lo, d.hi
