@@ -81,8 +81,6 @@ class GridFused(SchemeBase):
         cells = math.prod(grid_shape(sim.params))  # the whole grid (a decomposed run: all ranks')
         if dtype == "float32" and "SW_STRIP_MINB" not in tuning and cells <= MINB6_CELLS:
             tuning["SW_STRIP_MINB"] = 6
-        if dtype == "float32" and order == 3:  # (no fold to match: the sensor's quicker '/')
-            tuning.setdefault("SW_SENS_APPROX", 1)
         opts += tuple(f"-D{k}={int(v)}" for k, v in sorted(tuning.items()))
         self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3",
                                                "sw_sensor"], options=opts, include_dirs=(RIEMANN,))

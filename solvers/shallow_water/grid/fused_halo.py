@@ -11,6 +11,9 @@ neighbour's rows instead of mirroring a wall), with everything a rank adds on th
   contiguous: no packing); the bathymetry's rows go once, when a state array is adopted. The
   exchange's GPU time is measured with CUDA events and added to the communicator's `halo_s`
   (hence `--json`'s halo_s_max) once the steps are done;
+- with the carbuncle cure the strip kernel folds the next step's shock sensors of the owned rows
+  (grid/fused.py) and their edge rows go to the neighbours with the state's, so that no step
+  needs a sensor pass (one runs over the owned and halo rows after the state was replaced);
 - with PDESTUDIO_HALO_OVERLAP=1 the exchange overlaps the update instead: the strip kernel runs
   on the block rows near the strip's edges first, their new rows go to the neighbours on a
   second stream while the interior block rows are updated, and the solver's stream waits for the
@@ -54,8 +57,6 @@ def usable(sim) -> str | None:
 
 
 class GridFusedHalo(GridFused):
-    FOLD_SENSOR = False  # sw_sensor also covers the halo rows (the fold writes owned rows only)
-
     def __init__(self, sim):
         d = sim.domain
         self.lo, self.hi = d.lo, d.hi
@@ -64,6 +65,8 @@ class GridFusedHalo(GridFused):
         self._ours: dict[int, object] = {}  # data pointer -> the padded view made there
         super().__init__(sim, variant="strip", tuning=tuning)
         self.S = self._padded(zero=True)
+        if self.fold:  # the fold writes the owned rows; the halo rows come with the exchange
+            self.S_next = self._padded(zero=True)
         self.spare = []
         self.wide = ROWS if self.fix else 2  # rows exchanged per step (the sensor reads one more)
         self.alone = self.comm.size == 1  # (one rank: no NCCL, nothing to exchange)
@@ -115,6 +118,7 @@ class GridFusedHalo(GridFused):
         if new:
             self._exchange(new, ROWS)
             keep = [st[k] for k in ("h", "hu", "hv", "H")] + list(self.spare) + [self.S]
+            keep += [self.S_next] if self.fold else []
             self._ours = {int(v.data.ptr): v for v in keep}
 
     # ---- NCCL on the current stream ----------------------------------------------------------
@@ -188,7 +192,8 @@ class GridFusedHalo(GridFused):
         cp = self.cp
         t0, t1 = cp.cuda.Event(), cp.cuda.Event()
         t0.record(stream)
-        self._exchange(out, self.wide, stream)
+        # the new state's edge rows, and the next step's folded sensors of those rows
+        self._exchange(list(out) + ([self.S_next] if self.fold else []), self.wide, stream)
         t1.record(stream)
         self._timed.append((t0, t1))  # (harvested after each run / step)
 

@@ -93,15 +93,15 @@ SWD T load_S(const T* __restrict__ S, int i, int j, int nx, int ny)
     return S[(long)row_of(j, ny) * nx + mirror(i, nx)];
 }
 
-// q / h for the shock sensor, correctly rounded: the same bits wherever it is evaluated (sw_sensor
-// and the fold of sw_strip1). Under --use_fast_math a plain '/' is an approximate reciprocal and a
-// product that the compiler may fuse with the subtraction of the compression at one call site and
-// not at another.
-#ifndef SW_SENS_APPROX  // 1: the plain '/' (order 3, where no fold must match: 2-4 % faster)
-#define SW_SENS_APPROX 0
-#endif
-SWD float sens_div(float q, float h) { return SW_SENS_APPROX ? q / h : __fdiv_rn(q, h); }
+// The shock sensor's velocity q / h and compression max(0, unL - unR), the same bits wherever they
+// are evaluated (sw_sensor and the fold of sw_strip1): the division is one explicit instruction
+// (float: the approximate one, a reciprocal and a product) and the subtraction is explicitly
+// rounded, so that the compiler never fuses that product into it at one call site and not at
+// another (a plain '/' under --use_fast_math did).
+SWD float sens_div(float q, float h) { return __fdividef(q, h); }
 SWD double sens_div(double q, double h) { return q / h; }
+SWD float sens_comp(float unL, float unR) { return fmaxf(__fsub_rn(unL, unR), 0.0f); }
+SWD double sens_comp(double unL, double unR) { return fmax(__dsub_rn(unL, unR), 0.0); }
 
 // Explicitly rounded arithmetic (never contracted into FMAs) for the time step.
 SWD float add_rn(float a, float b) { return __fadd_rn(a, b); }
@@ -304,14 +304,14 @@ SWD T strip1_body(const T* __restrict__ h, const T* __restrict__ qx, const T* __
             zmax = fmax(zmax, cell_z(sx, sS, edge_speed(nh, nqy, nr, nh, -nqy, nr, hg), dx, dy));
         if (So != nullptr) {  // (uniform) the sensors of W^{n+1}, completed a row behind as z
             const T nu = sens_div(nqx, nh), nv = sens_div(nqy, nh);
-            const T cE = sw_compression(nu, __shfl_down_sync(FULL_MASK, nu, 1));
+            const T cE = sens_comp(nu, __shfl_down_sync(FULL_MASK, nu, 1));
             const T cx = fmax(__shfl_up_sync(FULL_MASK, cE, 1), cE);
-            const T cS = (j == 0 && !SW_HALO_S) ? sw_compression(-nv, nv)
-                                                : sw_compression(pnv, nv);
+            const T cS = (j == 0 && !SW_HALO_S) ? sens_comp(-nv, nv)
+                                                : sens_comp(pnv, nv);
             if (j > jbeg && j - 1 >= j0 && own_col)
                 So[(long)(j - 1) * nx + i] = fmax(fmax(pcx, pcS), cS);
             if (!SW_HALO_N && j == ny - 1 && own_row && own_col)  // the top row: wall north
-                So[(long)j * nx + i] = fmax(fmax(cx, cS), sw_compression(nv, -nv));
+                So[(long)j * nx + i] = fmax(fmax(cx, cS), sens_comp(nv, -nv));
             pnv = nv; pcx = cx; pcS = cS;
         }
         pnh = nh; pny = nqy; pnr = nr; psx = sx; psS = sS;
@@ -404,13 +404,13 @@ __global__ void sw_sensor(const T* __restrict__ h, const T* __restrict__ qx,
     u0 = sens_div(u0, h0);
     v0 = sens_div(v0, h0);
     load_cell(h, qx, qy, h, i - 1, j, nx, ny, hn, qxn, qyn, Hn);
-    T s = sw_compression(sens_div(qxn, hn), u0);
+    T s = sens_comp(sens_div(qxn, hn), u0);
     load_cell(h, qx, qy, h, i + 1, j, nx, ny, hn, qxn, qyn, Hn);
-    s = fmax(s, sw_compression(u0, sens_div(qxn, hn)));
+    s = fmax(s, sens_comp(u0, sens_div(qxn, hn)));
     load_cell(h, qx, qy, h, i, j - 1, nx, ny, hn, qxn, qyn, Hn);
-    s = fmax(s, sw_compression(sens_div(qyn, hn), v0));
+    s = fmax(s, sens_comp(sens_div(qyn, hn), v0));
     load_cell(h, qx, qy, h, i, j + 1, nx, ny, hn, qxn, qyn, Hn);
-    S[(long)j * nx + i] = fmax(s, sw_compression(v0, sens_div(qyn, hn)));
+    S[(long)j * nx + i] = fmax(s, sens_comp(v0, sens_div(qyn, hn)));
 }
 
 // First order, one thread per cell: W^{n+1} = W^n + Δt L(W^n).
