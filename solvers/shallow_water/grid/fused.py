@@ -64,7 +64,7 @@ GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffer
 
 
 class GridFused(SchemeBase):
-    FOLD_SENSOR = True  # may the strip kernel fold the next step's sensors (fused_halo: no)
+    FOLD_SENSOR = True  # may the strip kernel fold the next step's sensors (a test turns it off)
 
     def __init__(self, sim, variant: str = "strip", tuning: dict | None = None,
                  rows: int | None = None):

@@ -15,7 +15,8 @@
 //
 // The carbuncle cure (riemann.py's module docstring): the one-layer fluxes take nu, the shock
 // sensor's shear viscosity max(S_L, S_R) / SW_SHOCK_TAU of the edge (0: none; the geometries
-// compute the cell sensors S with sw_compression), and give the shear wave the viscosity
+// compute the cell sensors S with sw_compression; grid.cu's sens_comp is the same with the
+// subtraction explicitly rounded), and give the shear wave the viscosity
 // max(|un|, min(nu, c)): shear_extra below, zero on a lake at rest (q = 0).
 #pragma once
 

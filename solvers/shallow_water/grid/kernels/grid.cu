@@ -193,7 +193,7 @@ SWD void rate1(const T* __restrict__ h, const T* __restrict__ qx, const T* __res
 // (the same-step CFL condition of that step) without another pass over memory. With the carbuncle
 // cure, the same new states give the NEXT step's shock sensors (the compressions of W^{n+1} at the
 // four edges of every owned cell, as sw_sensor computes them) into So, so that a step needs no
-// sensor pass (So null: none; decomposed runs keep sw_sensor, which also covers the halo rows).
+// sensor pass (So null: none; a decomposed run gets its halo rows' sensors with the exchange).
 #define STRIP 29
 #define FULL_MASK 0xffffffffu
 
