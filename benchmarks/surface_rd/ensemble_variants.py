@@ -1,6 +1,7 @@
 """Kernels tried for the batched Gray–Scott step of an ensemble (issue 29: 64 members of 20k
 vertices on two GPUs against one), kernels/ensemble_variants.cu: µs a step for E members, each
-variant's result checked bit for bit against the production kernel's after 64 steps.
+variant's result checked bit for bit against the production kernel's (solvers/surface_rd/kernels/chemotaxis.cu
+gs_step_batch) after 64 steps.
 
     python -m benchmarks.surface_rd.ensemble_variants --members 1,16,32,64,128
 
@@ -20,9 +21,10 @@ import numpy as np
 from pdestudio import solvers
 
 CU = Path(__file__).resolve().parent / "kernels" / "ensemble_variants.cu"
+RD_KERNELS = Path(solvers.__file__).resolve().parent / "surface_rd" / "kernels"  # chemotaxis.cu
 STEPS = 64
 # name, threads a block, members a thread (per-step kernels) or blocks a cluster (persistent)
-PER_STEP = [("v0", 256, 1), ("v1n", 256, 1), ("v5_4", 128, 4), ("v5_8", 128, 8)]
+PER_STEP = [("gs_step_batch", 256, 1), ("v1n", 256, 1), ("v5_4", 128, 4), ("v5_8", 128, 8)]
 PERSISTENT = [("p8", 256, 8), ("d8_512", 512, 8)]
 
 
@@ -33,7 +35,7 @@ def measure(dtype: str, members: list[int], vertices: int) -> list[dict]:
     n, P = s.n, s.P
     cname = "float" if dtype == "float32" else "double"
     names = [k for k, _, _ in PER_STEP + PERSISTENT]
-    mod = cp.RawModule(code=CU.read_text(), options=("-std=c++17",),
+    mod = cp.RawModule(code=CU.read_text(), options=("-std=c++17", f"-I{RD_KERNELS}"),
                        name_expressions=[f"{k}<{cname}>" for k in names])
     kern = {k: mod.get_function(f"{k}<{cname}>") for k in names}
     rows = []

@@ -1,16 +1,19 @@
-#include <cooperative_groups.h>
-namespace cg = cooperative_groups;
 // Kernels tried for the batched Gray-Scott step of an ensemble (issue 29's sweep; measured by
-// benchmarks/surface_rd/ensemble_variants.py, figures in docs/DISTRIBUTED.md). Production's kernel
-// is solvers/surface_rd/kernels/chemotaxis.cu gs_step_batch (v0 here is its copy). Every variant
-// computes each vertex's update with the same operations in the same order, so all give the same
-// bits. State (E, n) per species, members' (Du, Dv, F, k) in par, step sizes in dts.
-//   v0      production: one thread a (vertex, member)
+// benchmarks/surface_rd/ensemble_variants.py, figures in docs/DISTRIBUTED.md). Production's
+// kernel, solvers/surface_rd/kernels/chemotaxis.cu gs_step_batch, is included and measured as it
+// is. Every variant computes each vertex's update with the same operations in the same order, so
+// all give the same bits. State (E, n) per species, members' (Du, Dv, F, k) in par, step sizes
+// in dts.
+//   gs_step_batch  production: one thread a (vertex, member)
 //   v1n     the neighbour loop unrolled to 8 slots, every load issued before the sums
 //   v5_G    G members a thread: the ring's indices and weights read once for G members
 //   p8      persistent: one member per cluster of 8 blocks, `steps` steps a launch, the state in
 //           global memory (L2 loads), a cluster barrier between steps
 //   d8_512  persistent: the member's state in the cluster's distributed shared memory
+#include <cooperative_groups.h>
+#include "chemotaxis.cu"  // production's kernels (solvers/surface_rd/kernels): gs_step_batch
+namespace cg = cooperative_groups;
+
 template <typename T>
 __device__ __forceinline__ void gs_rates(T ui, T vi, T lu, T lv, T Du, T Dv, T F, T kk, T dt,
                                          T& uo, T& vo)
@@ -20,34 +23,8 @@ __device__ __forceinline__ void gs_rates(T ui, T vi, T lu, T lv, T Du, T Dv, T F
     vo = vi + dt * (Dv * lv + uvv - (F + kk) * vi);
 }
 
-// V0: as shipped
-template <typename T>
-__global__ void v0(const T* __restrict__ fu, const T* __restrict__ fv, T* __restrict__ u_out,
-                   T* __restrict__ v_out, const int* __restrict__ deg, const int* __restrict__ nbr,
-                   const T* __restrict__ lap, const int n, const int P, const T* __restrict__ par,
-                   const T* __restrict__ dts)
-{
-    const int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const int m = blockIdx.y;
-    const size_t off = (size_t)m * n;
-    const T dt = dts[m];
-    fu += off; fv += off; u_out += off; v_out += off;
-    const T* p = par + 4 * m;
-    const T ui = fu[i], vi = fv[i];
-    const int d = deg[i];
-    T lu = 0, lv = 0;
-    for (int k = 0; k < d; ++k) {
-        const size_t o = (size_t)k * P + i;
-        const int j = nbr[o];
-        const T w = lap[o];
-        lu += w * (fu[j] - ui);
-        lv += w * (fv[j] - vi);
-    }
-    gs_rates(ui, vi, lu, lv, p[0], p[1], p[2], p[3], dt, u_out[i], v_out[i]);
-}
-
-// V1: neighbour loop unrolled to KMAX with a guard (same order of sums)
+// The neighbour sums unrolled to KMAX slots with a guard (the same order of sums), the
+// state read through L2 (__ldcg: the persistent kernel's blocks write it between steps)
 template <typename T, int KMAX>
 __device__ __forceinline__ void lap2(const T* fu, const T* fv, const int* __restrict__ nbr,
                                      const T* __restrict__ lap, int i, int P, int d, T ui, T vi,
@@ -116,7 +93,8 @@ __device__ __forceinline__ void persist_body(T* ua, T* va, T* ub, T* vb,
 #define PERSIST(CL) \
 template <typename T> __global__ void __cluster_dims__(CL, 1, 1) p##CL(T* ua, T* va, T* ub, T* vb, \
     const int* __restrict__ deg, const int* __restrict__ nbr, const T* __restrict__ lap, \
-    const int n, const int P, const T* __restrict__ par, const T* __restrict__ dts, const int steps) \
+    const int n, const int P, const T* __restrict__ par, const T* __restrict__ dts, \
+    const int steps) \
 { persist_body<T, CL>(ua, va, ub, vb, deg, nbr, lap, n, P, par, dts, steps); }
 PERSIST(8)
 
@@ -139,12 +117,18 @@ __device__ __forceinline__ void dsm_body(const T* __restrict__ u_in, const T* __
     const int lo = r * chunk, hi = min(n, lo + chunk);
     const int tid = threadIdx.x;
     if (dt == T(0)) {
-        for (int i = lo + tid; i < hi; i += B) { u_out[off + i] = u_in[off + i]; v_out[off + i] = v_in[off + i]; }
+        for (int i = lo + tid; i < hi; i += B) {
+            u_out[off + i] = u_in[off + i];
+            v_out[off + i] = v_in[off + i];
+        }
         return;
     }
     const T* p = par + 4 * m;
     const T Du = p[0], Dv = p[1], F = p[2], kk = p[3];
-    for (int i = lo + tid; i < hi; i += B) { s[i - lo] = u_in[off + i]; s[chunk + i - lo] = v_in[off + i]; }
+    for (int i = lo + tid; i < hi; i += B) {
+        s[i - lo] = u_in[off + i];
+        s[chunk + i - lo] = v_in[off + i];
+    }
     cl.sync();
     for (int st = 0; st < steps; ++st) {
         T* su = s + (st & 1) * 2 * chunk;
@@ -171,14 +155,18 @@ __device__ __forceinline__ void dsm_body(const T* __restrict__ u_in, const T* __
         cl.sync();
     }
     const T* sf = s + (steps & 1) * 2 * chunk;
-    for (int i = lo + tid; i < hi; i += B) { u_out[off + i] = sf[i - lo]; v_out[off + i] = sf[chunk + i - lo]; }
+    for (int i = lo + tid; i < hi; i += B) {
+        u_out[off + i] = sf[i - lo];
+        v_out[off + i] = sf[chunk + i - lo];
+    }
 }
 
 #define DSM(CL, B) \
 template <typename T> __global__ void __cluster_dims__(CL, 1, 1) __launch_bounds__(B) d##CL##_##B( \
     const T* __restrict__ ui, const T* __restrict__ vi, T* __restrict__ uo, T* __restrict__ vo, \
     const int* __restrict__ deg, const int* __restrict__ nbr, const T* __restrict__ lap, \
-    const int n, const int P, const T* __restrict__ par, const T* __restrict__ dts, const int steps, \
+    const int n, const int P, const T* __restrict__ par, const T* __restrict__ dts, \
+    const int steps, \
     const int chunk) \
 { dsm_body<T, CL, B>(ui, vi, uo, vo, deg, nbr, lap, n, P, par, dts, steps, chunk); }
 DSM(8, 512)
@@ -201,7 +189,8 @@ __global__ void v1n(const T* __restrict__ fu, const T* __restrict__ fv, T* __res
     const int d = deg[i];
     int j[8]; T w[8];
 #pragma unroll
-    for (int k = 0; k < 8; ++k) if (k < d) { j[k] = nbr[(size_t)k * P + i]; w[k] = lap[(size_t)k * P + i]; }
+    for (int k = 0; k < 8; ++k)
+        if (k < d) { j[k] = nbr[(size_t)k * P + i]; w[k] = lap[(size_t)k * P + i]; }
     T a[8], b[8];
 #pragma unroll
     for (int k = 0; k < 8; ++k) if (k < d) { a[k] = fu[j[k]]; b[k] = fv[j[k]]; }
@@ -224,7 +213,8 @@ __device__ __forceinline__ void v5_body(const T* __restrict__ fu, const T* __res
     const int d = deg[i];
     int j[KM]; T w[KM];
 #pragma unroll
-    for (int k = 0; k < KM; ++k) if (k < d) { j[k] = nbr[(size_t)k * P + i]; w[k] = lap[(size_t)k * P + i]; }
+    for (int k = 0; k < KM; ++k)
+        if (k < d) { j[k] = nbr[(size_t)k * P + i]; w[k] = lap[(size_t)k * P + i]; }
 #pragma unroll
     for (int g = 0; g < G; ++g) {
         const int m = m0 + g;
@@ -237,7 +227,8 @@ __device__ __forceinline__ void v5_body(const T* __restrict__ fu, const T* __res
         for (int k = 0; k < KM; ++k) if (k < d) { a[k] = u[j[k]]; b[k] = v[j[k]]; }
         T lu = 0, lv = 0;
 #pragma unroll
-        for (int k = 0; k < KM; ++k) if (k < d) { lu += w[k] * (a[k] - ui); lv += w[k] * (b[k] - vi); }
+        for (int k = 0; k < KM; ++k)
+            if (k < d) { lu += w[k] * (a[k] - ui); lv += w[k] * (b[k] - vi); }
         const T dt = dts[m];
         const T* p = par + 4 * m;
         if (dt == T(0)) { u_out[off + i] = ui; v_out[off + i] = vi; continue; }
@@ -246,7 +237,8 @@ __device__ __forceinline__ void v5_body(const T* __restrict__ fu, const T* __res
 }
 #define V5(G) \
 template <typename T> __global__ void v5_##G(const T* __restrict__ fu, const T* __restrict__ fv, \
-    T* __restrict__ uo, T* __restrict__ vo, const int* __restrict__ deg, const int* __restrict__ nbr, \
+    T* __restrict__ uo, T* __restrict__ vo, const int* __restrict__ deg, \
+    const int* __restrict__ nbr, \
     const T* __restrict__ lap, const int n, const int P, const int E, const T* __restrict__ par, \
     const T* __restrict__ dts) \
 { v5_body<T, G, 8>(fu, fv, uo, vo, deg, nbr, lap, n, P, E, par, dts); }
