@@ -89,12 +89,11 @@ def first_bad(sim, depths: tuple[str, ...]):
     """(field, why) of the first field that is not finite or depth that is not > 0, why being
     None (non-finite) or (minimum, flat index) for a finite depth <= 0; None if all is well. One
     host sync for all checks."""
-    xp, state = sim.xp, sim.state
+    xp, state, be = sim.xp, sim.state, sim._be
     names = list(state)
-    be = sim._be
     checks = [be.all_finite(state[k]) for k in names]
     checks += [be.all_positive(state[k]) for k in depths]
-    ok = sim._be.asnumpy(xp.stack(checks))
+    ok = be.asnumpy(xp.stack(checks))
     if ok.all():
         return None
     for k, good in zip(depths, ok[len(names):]):
