@@ -220,10 +220,12 @@ class CurvatureFlow(Simulation):
     # ---- fields --------------------------------------------------------------------------
     def _fields(self) -> dict:
         phi = self.state["phi"]
-        # (decomposed: the neighbours' rows are exchanged, so fields() is collective there)
-        ext = self.nodes.extend(phi, self.xp)
-        return {"phi": phi, "mean_curvature": self.nodes.cut(
-            mean_curvature_field(ext, self.h1, self.h2, self.xp))}
+
+        def curvature():  # computed only when asked for (the live view of phi never does)
+            # (decomposed: the neighbours' rows are exchanged, so this is collective there)
+            ext = self.nodes.extend(phi, self.xp)
+            return self.nodes.cut(mean_curvature_field(ext, self.h1, self.h2, self.xp))
+        return {"phi": phi, "mean_curvature": curvature}
 
     def _set_field(self, name, arr) -> None:
         a = np.array(arr, dtype=np.float64)  # decomposed: this rank's rows of the whole field

@@ -308,9 +308,14 @@ class EquationModel(Simulation):
     def _fields(self):
         out = dict(self.state)
         if self.definition.algebraic:
-            ops = self.make_ops(self.xp, self.real)
-            env = Rates(self, ops, self.xp, self.real).env(self.state, self.t)
-            out.update({a: env[a] for a in self.definition.algebraic})
+            state, t, memo = dict(self.state), self.t, {}
+
+            def algebraic(name):  # every algebraic species at once, when one is asked for
+                if not memo:
+                    ops = self.make_ops(self.xp, self.real)
+                    memo.update(Rates(self, ops, self.xp, self.real).env(state, t))
+                return memo[name]
+            out.update({a: (lambda a=a: algebraic(a)) for a in self.definition.algebraic})
         return out
 
     def work(self):

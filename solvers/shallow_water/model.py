@@ -207,10 +207,11 @@ class _ShallowWaterBase(Simulation):
 
     def _fields(self) -> dict:
         out = dict(self.state)
-        out.update(self._derived())
+        out.update(self._derived())  # callables: computed when asked for (Simulation)
         if self.geometry == "grid":
             return out
-        return {k: v[self._rank] for k, v in out.items()}
+        r = self._rank
+        return {k: (lambda v=v: v()[r]) if callable(v) else v[r] for k, v in out.items()}
 
     def _internal_index(self, field, ext):
         return ext if self.geometry == "grid" else np.asarray(self.tables.rank)[ext]
@@ -393,7 +394,8 @@ class ShallowWater(_ShallowWaterBase):
         return {"h": eta + H, "hu": z, "hv": z}, H
 
     def _derived(self):
-        return {"eta": self.state["h"] - self.state["H"], "bottom": -self.state["H"]}
+        s = self.state
+        return {"eta": lambda: s["h"] - s["H"], "bottom": lambda: -s["H"]}
 
     memory_per_cell = {"grid": 576, "triangles": 1600}  # peak bytes per cell (core/memory.py)
     # on the GPU the triangles' fused scheme holds its edge tables and batch buffers besides:
@@ -468,6 +470,6 @@ class TwoLayer(_ShallowWaterBase):
 
     def _derived(self):
         s = self.state
-        return {"eta": s["h1"] + s["h2"] - s["H"], "interface": s["h2"] - s["H"]}
+        return {"eta": lambda: s["h1"] + s["h2"] - s["H"], "interface": lambda: s["h2"] - s["H"]}
 
     memory_per_cell = 2304  # peak host bytes per cell, float64 (core/memory.py)

@@ -382,7 +382,8 @@ class Euler1D(SweptSimulation):
 
     def _fields(self) -> dict:
         Q, g = self.U, self.params["gamma"]
-        return {"rho": Q[0], "rhou": Q[1], "E": Q[2], "u": Q[1] / Q[0], "p": pressure(Q, g)}
+        return {"rho": Q[0], "rhou": Q[1], "E": Q[2], "u": lambda: Q[1] / Q[0],
+                "p": lambda: pressure(Q, g)}
 
     def _derived_bounds(self) -> list:
         """The pressure P > 0, checked while stepping with ρ > 0 and E > 0 (issue 28)."""
