@@ -5,7 +5,9 @@ one-slot `Mailbox` that keeps only the newest frame (a slow screen drops frames,
 them and never slows the solver). Qt-free, so the headless exports and tests use it too."""
 from __future__ import annotations
 
+import statistics
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -28,13 +30,19 @@ class FramePacer:
     share one GPU (OpenGL and CUDA contexts take turns), and a frame costs the solver about the
     wall time the screen spends on it; the cap is share / (that time, smoothed), between MIN_FPS
     and MAX_FPS. The solver steps for the whole interval between two frames (it never sleeps
-    to wait for the next one). Qt-free: the window's worker and the benchmarks use it."""
+    to wait for the next one). Qt-free: the window's worker and the benchmarks use it.
+
+    "That time, smoothed" is the median of the last DRAWS frames: a single slow frame (the
+    first draws compile shaders and render glyphs: about a second) does not hold the cap at
+    MIN_FPS for the seconds an average would take to forget it."""
 
     MIN_FPS = 2.0
+    DRAWS = 5
 
     def __init__(self, mode: str = "smooth", share: float = 0.1):
         self.mode, self.share = "smooth", share
         self.draw_s: float | None = None
+        self._draws: deque = deque(maxlen=self.DRAWS)
         self.set_mode(mode)
 
     def set_mode(self, mode: str) -> None:
@@ -45,7 +53,8 @@ class FramePacer:
     def drawn(self, seconds: float) -> None:
         """The screen took `seconds` for a frame (wall time of its draw)."""
         if seconds > 0:
-            self.draw_s = seconds if self.draw_s is None else 0.8 * self.draw_s + 0.2 * seconds
+            self._draws.append(seconds)
+            self.draw_s = statistics.median_low(self._draws)
 
     @property
     def fps(self) -> float:

@@ -49,3 +49,17 @@ def test_the_profilers_pace_reaches_the_solver_thread(qtbot):
         qtbot.waitUntil(lambda: w.worker.pacer.mode == "smooth", timeout=10000)
     finally:
         w.close()
+
+
+def test_fast_solver_forgets_one_slow_first_frame_within_a_few_frames():
+    p = FramePacer("fast solver")
+    p.drawn(1.5)               # the first draw compiles shaders and renders glyphs
+    assert p.fps == FramePacer.MIN_FPS
+    for _ in range(2):
+        p.drawn(0.02)
+    assert p.fps == pytest.approx(5.0, rel=1e-3)  # three frames later, not tens of seconds
+    p.drawn(0.5)               # one slow frame (a resize) changes nothing
+    assert p.fps == pytest.approx(5.0, rel=1e-3)
+    for _ in range(3):
+        p.drawn(0.05)          # a lasting change (a larger view) is followed
+    assert p.fps == pytest.approx(2.0, rel=1e-3)
