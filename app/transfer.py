@@ -29,6 +29,7 @@ import time
 
 import numpy as np
 
+from pdestudio import solvers
 from .frames import Frame
 from .views.colors import finite_range
 
@@ -91,6 +92,7 @@ class _DeviceSnapshots:
         self.cp = cp
         self.side = cp.cuda.Stream(non_blocking=True)
         self.device_slots: list[dict] = [{} for _ in range(self.SLOTS)]
+        self.frame_bufs: list[dict] = [{} for _ in range(self.SLOTS)]  # ranges and scratch
         self.consumed: list = [None] * self.SLOTS  # event after which the GUI read a slot
         self.held = [False] * self.SLOTS
         self.lock = threading.Lock()
@@ -113,27 +115,24 @@ class _DeviceSnapshots:
             self.held[i] = False
             self.consumed[i] = consumed
 
-    def _snapshot(self, snaps: dict, arrays: dict, wait_for=None):
-        """float32 device copies of `arrays` into `snaps` and a device vector of their finite
-        (min, max) pairs, on the compute stream, after `wait_for` (an event after which the
-        old snapshots were read); returns (snapshots, ranges, ready event)."""
+    def _snapshot(self, i: int, arrays: dict, wait_for=None):
+        """float32 device copies of `arrays` into device slot i and a device vector of their
+        finite (min, max) pairs, on the compute stream, after `wait_for` (an event after which
+        the old snapshots were read); returns (snapshots, ranges, ready event). One launch a
+        field (`solvers.float32_frame`): the solver thread spends little host time here, which
+        the GPU would spend idle."""
         cp = self.cp
         compute = cp.cuda.get_current_stream()
         if wait_for is not None:
             compute.wait_event(wait_for)  # GPU-side: the host never waits here
-        bounds = []
-        for name, a in arrays.items():
-            st = snaps.get(name)
-            if st is None or st.shape != a.shape:
-                st = snaps[name] = cp.empty(a.shape, cp.float32)
-            cp.copyto(st, a, casting="unsafe")  # float64 -> float32 on the device
-            if st.size:
-                fin = cp.isfinite(st)
-                bounds += [cp.where(fin, st, cp.inf).min(), cp.where(fin, st, -cp.inf).max()]
-            else:
-                bounds += [cp.asarray(cp.inf, cp.float32), cp.asarray(-cp.inf, cp.float32)]
-        ranges = cp.stack(bounds).astype(cp.float32) if bounds else cp.zeros(0, cp.float32)
-        return {n: snaps[n] for n in arrays}, ranges, compute.record()
+        n = len(arrays)
+        bufs = self.frame_bufs[i]
+        if bufs.get("n") != n:
+            bufs.update(n=n, ranges=cp.empty(2 * n, cp.float32),
+                        scratch=solvers.frame_scratch(n))
+        snaps = solvers.float32_frame(arrays, self.device_slots[i], bufs["ranges"],
+                                      bufs["scratch"])
+        return snaps, bufs["ranges"], compute.record()
 
 
 def _ranges_dict(names, values) -> dict:
@@ -167,7 +166,7 @@ class PinnedCopier(_DeviceSnapshots):
         if slot is None:
             return False
         cp = self.cp
-        snaps, ranges, ready = self._snapshot(self.device_slots[0], arrays, self.readout_done)
+        snaps, ranges, ready = self._snapshot(0, arrays, self.readout_done)
         bufs = self.slots[slot]
         for name, a in snaps.items():
             b = bufs.get(name)
@@ -187,8 +186,8 @@ class PinnedCopier(_DeviceSnapshots):
                                         self.side.ptr)
         end.record(self.side)
         self.readout_done = end  # the staging snapshot is free again once read out
-        # (`ranges` is kept alive until the copy reading it ran: a freed block could be
-        # reused by the compute stream before the side stream read it)
+        # (`ranges` lives with device slot 0, which the next snapshot overwrites only after
+        # readout_done)
         self.pending = (slot, list(arrays), start, end, t, steps, generation, ranges)
         return True
 
@@ -226,7 +225,7 @@ class DeviceCopier(_DeviceSnapshots):
             return False
         cp = self.cp
         wait_for, self.consumed[slot] = self.consumed[slot], None
-        snaps, ranges, ready = self._snapshot(self.device_slots[slot], arrays, wait_for)
+        snaps, ranges, ready = self._snapshot(slot, arrays, wait_for)
         rb = self.range_slots[slot]
         if rb is None or rb.shape != ranges.shape:
             rb = self.range_slots[slot] = self.cupyx_pinned(ranges.shape)

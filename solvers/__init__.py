@@ -21,7 +21,21 @@ __all__ = ["available_models", "describe", "validate", "check_param", "create", 
            "check_model", "model_latex",
            "create_ensemble", "load", "mpi_world", "Simulation", "Snapshot", "ParameterError",
            "MeshError", "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
-           "atomic_write"]
+           "atomic_write", "float32_frame", "frame_scratch"]
+
+
+def float32_frame(arrays: dict, into: dict, ranges, scratch) -> dict:
+    """A frame of the live view on the GPU: float32 copies of CuPy `arrays` (e.g. from
+    `Simulation.device_fields`) into `into` and each one's finite (min, max) into `ranges`,
+    queued on the current stream, one launch a field (core/frame.py has the details)."""
+    from .core.frame import float32_frame as _frame
+    return _frame(arrays, into, ranges, scratch)
+
+
+def frame_scratch(fields: int):
+    """The device scratch `float32_frame` needs for `fields` fields."""
+    from .core.frame import frame_scratch as _scratch
+    return _scratch(fields)
 
 
 def define(path_or_dict) -> str:

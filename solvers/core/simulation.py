@@ -6,9 +6,8 @@ and implements:
     _setup()                 build the mesh (self.mesh) and the state (self.state: name -> xp array)
     schemes                  the scheme table (core/scheme.py: name -> xp reference class, CUDA
                              class, options; picked by a parameter)
-    _fields() -> dict        every displayable field as xp arrays (default: the state); a
-                             derived field may be a zero-argument callable, computed only
-                             when that field is asked for (`_field_arrays`)
+    _fields() -> dict        every displayable field as xp arrays (default: the state), or
+                             callables computing a derived one when asked (`device_fields`)
     work() -> (cells, bytes) cells updated per step and compulsory bytes moved per step (benchmarks)
 
 and optionally `_check_params` (cross-parameter constraints), `_check_field` (value ranges of a
@@ -431,26 +430,19 @@ class Simulation:
         """Host copies of every displayable field (original numbering)."""
         t0 = time.perf_counter()
         out = {k: np.ascontiguousarray(self._be.asnumpy(v))
-               for k, v in self._field_arrays().items()}
+               for k, v in self.device_fields().items()}
         self.stats["transfer_s"] = time.perf_counter() - t0
         return out
 
     def device_fields(self, names=None) -> dict:
         """The displayable fields as arrays of the simulation's backend (CuPy arrays on the GPU,
         no copy to the host), in the original numbering: what the app's transfer path reads.
-        `names`: a subset (default all). Valid until the next step."""
-        if names is not None:
-            for n in names:
-                self.field_info(n)
-        return self._field_arrays(names)
-
-    def _field_arrays(self, names=None) -> dict:
-        """`_fields()` with its derived fields computed: only those in `names` (default all),
-        so a frame of the state alone costs no derivation (the live view asks for the field it
-        shows, every frame)."""
+        `names`: a subset (default all; derived fields not named are not computed). Valid
+        until the next step."""
         out = self._fields()
-        if names is not None:
-            out = {n: out[n] for n in names}
+        for n in names or ():
+            self.field_info(n)
+        out = out if names is None else {n: out[n] for n in names}
         return {k: v() if callable(v) else v for k, v in out.items()}
 
     def field_info(self, name: str) -> dict:
@@ -463,7 +455,7 @@ class Simulation:
         return [n for n, fi in self.field_infos.items() if fi.settable]
 
     def field_shape(self, name: str) -> tuple[int, ...]:
-        return tuple(self._field_arrays([name])[name].shape)
+        return tuple(self.device_fields([name])[name].shape)
 
     def set_field(self, name: str, values) -> None:
         """Replace a field (an initial condition, a painted region), validated like a parameter:
@@ -505,7 +497,7 @@ class Simulation:
         """The declared quantities as backend scalars (0-d arrays or floats); overridden by
         models that declare `quantity_infos`."""
         f = self.default_field or next(iter(self.field_infos))
-        a = self._field_arrays([f])[f]
+        a = self.device_fields([f])[f]
         return {f"min {f}": a.min(), f"max {f}": a.max(), f"mean {f}": a.mean()}
 
     def quantities(self) -> dict[str, float]:
