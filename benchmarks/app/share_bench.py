@@ -1,0 +1,172 @@
+"""Where the solver's share goes while the screen draws (issue 25): the window's solver loop
+(chunks of steps for 1/40 s, then a frame handed over) beside a screen thread doing one of
+
+    nothing   no frames at all (the loop's own cost: calls that end in a host wait)
+    none      frames made and taken, nothing drawn (the hand-over: snapshot, ranges, events)
+    copy      frames copied into the view's textures (interop), nothing drawn
+    draw      frames drawn by the window's view (VisPy on EGL), at most CAP frames/s
+
+each after the view drew two warm-up frames, measured against the solver alone (before and
+after), with the time the solver thread spends stepping and handing over.
+
+    python -m benchmarks.app.share_bench mean-curvature,shallow-water --size 1024 \
+        --variants none:60,draw:15,draw:30,draw:30:image,draw:15::0.0001
+
+A variant is MODE:CAP[:VIEW_MODE[:SWITCH_INTERVAL]]. It uses the public API (`solvers.create`,
+`Simulation.device_fields`) and the app's hand-over and view pieces, which are what it measures.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+import time
+
+import numpy as np
+
+from pdestudio import solvers
+from pdestudio.app.frames import SWITCH_INTERVAL, Mailbox, SimInfo
+from pdestudio.app.transfer import make_copier
+
+from ..timing import synchronize
+from .handover_bench import plain_rate
+from .offscreen import GpuTimer, draw, offscreen_canvas
+
+
+def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
+        call_s: float = 1 / 40, view_mode: str | None = None,
+        switch: float = SWITCH_INTERVAL) -> dict:
+    """One variant (see the module docstring); rates over `seconds` after the warm-up."""
+    from pdestudio.app.views import ColorScale, interop, make_view
+    info = SimInfo.of(sim)
+    box, stop, ready = Mailbox(), threading.Event(), threading.Event()
+    st = {"draw": [], "gpu": [], "shown": 0}
+    sys.setswitchinterval(switch)
+
+    def screen():
+        canvas = offscreen_canvas()
+        canvas.render()
+        view = make_view(canvas, info, view_mode) if view_mode else make_view(canvas, info)
+        st["names"] = view.needed(info.default_field)
+        st["path"] = interop.transfer_path(canvas, sim.backend)[0]
+        scale, timer = ColorScale(), GpuTimer()
+        ready.set()
+        due = time.perf_counter()
+        while not stop.is_set():
+            now = time.perf_counter()
+            if now < due:
+                time.sleep(due - now)
+                continue
+            due = max(due + 1.0 / fps, now)
+            f = box.take()
+            if f is None:
+                continue
+            t0 = time.perf_counter()
+            if mode in ("copy", "draw"):
+                view.set_frame(f, info.default_field, scale)
+            if mode == "draw":
+                draw(canvas, timer)
+                if timer.ms is not None:
+                    st["gpu"].append(timer.ms)
+            elif mode == "copy":
+                from vispy.gloo import gl
+                gl.glFinish()
+            st["draw"].append(time.perf_counter() - t0)
+            f.done()
+            st["shown"] += 1
+        view.remove()
+        canvas.close()
+
+    th = threading.Thread(target=screen, daemon=True)
+    th.start()
+    ready.wait()
+    copier = make_copier(sim.backend, st["path"])
+    names = st["names"]
+    for _ in range(3):  # warm-up: the first draws compile shaders and render glyphs
+        sim.step(64)
+        copier.submit(sim.device_fields(names), sim.t, sim.steps, 0)
+        box.put(copier.poll(wait=True))
+        time.sleep(0.3)
+    st["draw"].clear()
+    st["gpu"].clear()
+    st["shown"] = 0
+    chunk, steps = 1, 0
+    acc = {"step": 0.0, "submit": 0.0}
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        c0 = time.perf_counter()
+        while time.perf_counter() - c0 < frame_s:  # the window's loop (app/solver_loop.py)
+            s0 = time.perf_counter()
+            sim.step(chunk)
+            steps += chunk
+            w = time.perf_counter() - s0
+            acc["step"] += w
+            if w < 0.5 * call_s:
+                chunk = min(2 * chunk, 1 << 20)
+            elif w > 2 * call_s and chunk > 1:
+                chunk //= 2
+        if mode == "nothing":
+            continue
+        a = time.perf_counter()
+        done = copier.poll()
+        if done is not None:
+            box.put(done)
+        copier.submit(sim.device_fields(names), sim.t, sim.steps, 0)
+        if not copier.busy:
+            box.put(copier.poll(wait=True))
+        acc["submit"] += time.perf_counter() - a
+    synchronize()
+    wall = time.perf_counter() - t0
+    stop.set()
+    th.join()
+    box.clear()
+
+    def med(xs):
+        return float(np.median(xs)) if xs else float("nan")
+    return {"mode": mode, "fps_cap": fps, "steps_s": steps / wall, "shown_s": st["shown"] / wall,
+            "draw_ms": 1e3 * med(st["draw"]), "gpu_ms": med(st["gpu"]), "chunk": chunk,
+            **{k: round(v / wall, 4) for k, v in acc.items()}}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("models", help="comma-separated model names")
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--backend", default="cupy")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--variants", default="nothing:60,none:60,copy:60,draw:60,draw:15")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    rows = []
+    for model in a.models.split(","):
+        schema = solvers.describe(model)
+        sim = solvers.create(model, backend=a.backend, dtype=a.dtype,
+                             **{schema["size_param"]: a.size})
+        sim.step(1)
+        plain_rate(sim, 1.0)  # kernels compiled, graphs captured
+        alone, _ = plain_rate(sim, a.seconds)
+        print(f"{model} {a.size} {sim.backend} {sim.dtype}: alone {alone:.5g} steps/s", flush=True)
+        for v in a.variants.split(","):
+            mode, cap, vm, sw = (v.split(":") + ["", ""])[:4]
+            r = run(sim, a.seconds, mode, float(cap), view_mode=vm or None,
+                    switch=float(sw) if sw else SWITCH_INTERVAL)
+            after, _ = plain_rate(sim, a.seconds / 2)
+            r.update(model=model, size=a.size, alone_before=alone, alone_after=after,
+                     view_mode=vm or "default", switch=float(sw) if sw else SWITCH_INTERVAL,
+                     kept=r["steps_s"] / alone)
+            rows.append(r)
+            print(f"  {mode:>7} cap {cap:>3} {r['view_mode']:>7} switch {r['switch']:g}: "
+                  f"{r['steps_s']:9.5g} steps/s, kept {100 * r['kept']:5.1f} % (alone after "
+                  f"{after:.5g}), {r['shown_s']:5.1f} frames/s, draw {r['draw_ms']:6.2f} ms "
+                  f"(GPU {r['gpu_ms']:.3g}), stepping {100 * r['step']:.1f} % and handing "
+                  f"over {100 * r['submit']:.2f} % of the time", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
