@@ -12,7 +12,8 @@ after), with the time the solver thread spends stepping and handing over.
     python -m benchmarks.app.share_bench mean-curvature,shallow-water --size 1024 \
         --variants none:60,draw:15,draw:30,draw:30:image,draw:15::0.0001
 
-A variant is MODE:CAP[:VIEW_MODE[:SWITCH_INTERVAL]]. It uses the public API (`solvers.create`,
+A variant is MODE:CAP[:VIEW_MODE[:SWITCH_INTERVAL[:FRAME_MS]]] (FRAME_MS: the solver's stepping
+time per frame, the window's 25 ms by default; calls into the solver last as long). It uses the public API (`solvers.create`,
 `Simulation.device_fields`) and the app's hand-over and view pieces, which are what it measures.
 """
 from __future__ import annotations
@@ -149,15 +150,18 @@ def main(argv=None) -> int:
         alone, _ = plain_rate(sim, a.seconds)
         print(f"{model} {a.size} {sim.backend} {sim.dtype}: alone {alone:.5g} steps/s", flush=True)
         for v in a.variants.split(","):
-            mode, cap, vm, sw = (v.split(":") + ["", ""])[:4]
-            r = run(sim, a.seconds, mode, float(cap), view_mode=vm or None,
-                    switch=float(sw) if sw else SWITCH_INTERVAL)
+            mode, cap, vm, sw, fm = (v.split(":") + ["", "", ""])[:5]
+            frame_s = float(fm) / 1e3 if fm else 1 / 40
+            r = run(sim, a.seconds, mode, float(cap), frame_s=frame_s, call_s=frame_s,
+                    view_mode=vm or None, switch=float(sw) if sw else SWITCH_INTERVAL)
             after, _ = plain_rate(sim, a.seconds / 2)
             r.update(model=model, size=a.size, alone_before=alone, alone_after=after,
                      view_mode=vm or "default", switch=float(sw) if sw else SWITCH_INTERVAL,
+                     frame_ms=1e3 * frame_s,
                      kept=r["steps_s"] / alone)
             rows.append(r)
-            print(f"  {mode:>7} cap {cap:>3} {r['view_mode']:>7} switch {r['switch']:g}: "
+            print(f"  {mode:>7} cap {cap:>3} {r['view_mode']:>7} switch {r['switch']:g} frame "
+                  f"{r['frame_ms']:.0f} ms: "
                   f"{r['steps_s']:9.5g} steps/s, kept {100 * r['kept']:5.1f} % (alone after "
                   f"{after:.5g}), {r['shown_s']:5.1f} frames/s, draw {r['draw_ms']:6.2f} ms "
                   f"(GPU {r['gpu_ms']:.3g}), stepping {100 * r['step']:.1f} % and handing "
