@@ -6,7 +6,8 @@
 Everything the app needs is here or on `Simulation`: the models and their schemas
 (`available_models`, `describe`, `validate`, `check_param`), the choices of backend and real type
 (`BACKENDS`, `DTYPES`), simulations (`create`, `load`), frames of device arrays for drawing
-(`Simulation.device_fields`) and the errors."""
+(`Simulation.device_fields`, and their float32 copies with ranges: `float32_frame`) and the
+errors."""
 from __future__ import annotations
 
 from .core import checkpoint as _checkpoint
