@@ -33,7 +33,7 @@ class FramePacer:
     to wait for the next one). Qt-free: the window's worker and the benchmarks use it.
 
     "That time, smoothed" is the median of the last DRAWS frames: a single slow frame (the
-    first draws compile shaders and render glyphs: about a second) does not hold the cap at
+    first draws compile shaders and render glyphs) does not hold the cap at
     MIN_FPS for the seconds an average would take to forget it."""
 
     MIN_FPS = 2.0

@@ -113,6 +113,49 @@ def handover_rate(sim, seconds: float, names, frame_s: float = 1 / 60, render: b
             "drawn_by": how[0], "steps_per_frame": chunk}
 
 
+def paced_frames(box, stop, fps: float):
+    """The screen thread's loop: the newest frame of `box`, at most `fps` times a second, until
+    `stop` is set."""
+    due = time.perf_counter()
+    while not stop.is_set():
+        now = time.perf_counter()
+        if now < due:
+            time.sleep(due - now)
+            continue
+        due = max(due + 1.0 / fps, now)
+        f = box.take()
+        if f is not None:
+            yield f
+
+
+def frame_of_steps(sim, chunk: int, frame_s: float, call_s: float) -> tuple[int, int, float]:
+    """The window's solver thread (app/solver_loop.py, steps per frame = auto) for one frame:
+    calls of `chunk` steps for `frame_s`, the chunk doubled while a call takes under half of
+    `call_s` and halved above twice it. Returns (steps, the next chunk, seconds in the calls)."""
+    steps, stepping, c0 = 0, 0.0, time.perf_counter()
+    while time.perf_counter() - c0 < frame_s:
+        s0 = time.perf_counter()
+        sim.step(chunk)
+        steps += chunk
+        wall = time.perf_counter() - s0
+        stepping += wall
+        if wall < 0.5 * call_s:
+            chunk = min(2 * chunk, 1 << 20)
+        elif wall > 2 * call_s and chunk > 1:
+            chunk //= 2
+    return steps, chunk, stepping
+
+
+def hand_over(sim, copier, box, names) -> None:
+    """The newest frame into `box` as the window's solver thread hands it over."""
+    done = copier.poll()
+    if done is not None:
+        box.put(done)
+    copier.submit(sim.device_fields(names), sim.t, sim.steps, 0)
+    if not copier.busy:
+        box.put(copier.poll(wait=True))
+
+
 def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
                  pace: str = "smooth") -> dict:
     """The window's solver loop (app/worker.py's pace with steps per frame = auto: chunks of
@@ -147,18 +190,10 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
             return
         finally:
             ready.set()
-        scale, due = ColorScale(), time.perf_counter()
+        scale = ColorScale()
         session = interop.session(canvas)
         timer = GpuTimer()
-        while not stop.is_set():
-            now = time.perf_counter()
-            if now < due:
-                time.sleep(due - now)
-                continue
-            due = max(due + 1.0 / fps, now)
-            f = box.take()
-            if f is None:
-                continue
+        for f in paced_frames(box, stop, fps):
             t0 = time.perf_counter()
             view.set_frame(f, info.default_field, scale)
             draw(canvas, timer)
@@ -182,7 +217,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
     copier = make_copier(sim.backend, state["path"])
     names = state["names"]
     # two frames through the whole path before timing: the first draws compile the shaders and
-    # render the glyphs (a GIL-heavy second or so that the window pays once, not per frame)
+    # render the glyphs (GIL-heavy Python that the window pays once, not per frame)
     for k in range(2):
         copier.submit(sim.device_fields(names), sim.t, sim.steps, 0)
         box.put(copier.poll(wait=True))
@@ -195,24 +230,9 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
     chunk, steps = 1, 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        # the window's solver thread (app/worker.py, steps per frame = auto): chunks of steps
-        # for AUTO_FRAME_S, the chunk doubled while a call takes under half of it, then a frame
-        c0, frame_s = time.perf_counter(), pacer.frame_s
-        while time.perf_counter() - c0 < frame_s:
-            s0 = time.perf_counter()
-            sim.step(chunk)
-            steps += chunk
-            wall = time.perf_counter() - s0
-            if wall < 0.5 * pacer.call_s:
-                chunk = min(2 * chunk, 1 << 20)
-            elif wall > 2 * pacer.call_s and chunk > 1:
-                chunk //= 2
-        done = copier.poll()
-        if done is not None:
-            box.put(done)
-        copier.submit(sim.device_fields(names), sim.t, sim.steps, 0)
-        if not copier.busy:
-            box.put(copier.poll(wait=True))
+        n, chunk, _ = frame_of_steps(sim, chunk, pacer.frame_s, pacer.call_s)
+        steps += n
+        hand_over(sim, copier, box, names)
     synchronize()
     wall = time.perf_counter() - t0
     stop.set()

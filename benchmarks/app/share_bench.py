@@ -31,7 +31,7 @@ from pdestudio.app.frames import SWITCH_INTERVAL, Mailbox, SimInfo
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
-from .handover_bench import plain_rate
+from .handover_bench import frame_of_steps, hand_over, paced_frames, plain_rate
 from .offscreen import GpuTimer, draw, offscreen_canvas
 
 
@@ -53,16 +53,7 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
         st["path"] = interop.transfer_path(canvas, sim.backend)[0]
         scale, timer = ColorScale(), GpuTimer()
         ready.set()
-        due = time.perf_counter()
-        while not stop.is_set():
-            now = time.perf_counter()
-            if now < due:
-                time.sleep(due - now)
-                continue
-            due = max(due + 1.0 / fps, now)
-            f = box.take()
-            if f is None:
-                continue
+        for f in paced_frames(box, stop, fps):
             t0 = time.perf_counter()
             if mode in ("copy", "draw"):
                 view.set_frame(f, info.default_field, scale)
@@ -96,26 +87,13 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
     acc = {"step": 0.0, "submit": 0.0}
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        c0 = time.perf_counter()
-        while time.perf_counter() - c0 < frame_s:  # the window's loop (app/solver_loop.py)
-            s0 = time.perf_counter()
-            sim.step(chunk)
-            steps += chunk
-            w = time.perf_counter() - s0
-            acc["step"] += w
-            if w < 0.5 * call_s:
-                chunk = min(2 * chunk, 1 << 20)
-            elif w > 2 * call_s and chunk > 1:
-                chunk //= 2
+        n, chunk, stepping = frame_of_steps(sim, chunk, frame_s, call_s)
+        steps += n
+        acc["step"] += stepping
         if mode == "nothing":
             continue
         a = time.perf_counter()
-        done = copier.poll()
-        if done is not None:
-            box.put(done)
-        copier.submit(sim.device_fields(names), sim.t, sim.steps, 0)
-        if not copier.busy:
-            box.put(copier.poll(wait=True))
+        hand_over(sim, copier, box, names)
         acc["submit"] += time.perf_counter() - a
     synchronize()
     wall = time.perf_counter() - t0
