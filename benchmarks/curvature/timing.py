@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.solvers.curvature.fused import BLOCK, BX, BY, TILES, FusedRKM, lean_rows
+from pdestudio.solvers.curvature.fused import BLOCK, BX, BY, FusedRKM, lean_rows, variants
 
 from ..timing import copy_bandwidth, cpu_time, gpu_time
 
@@ -103,7 +103,7 @@ def attempt_cost(model, nx, dtype, steps=640):
     res["default_path"] = default.path
     if default.path == "persistent":
         res["persistent_default"] = default.variant
-    modes = [("persistent", v) for v in TILES[model == "willmore"]] + [("graph", None),
+    modes = [("persistent", v) for v in variants(model == "willmore")] + [("graph", None),
                                                                         ("launches", None)]
     for path, variant in modes:
         sim = _fused(model, nx, dtype, path=path, variant=variant)
@@ -179,7 +179,8 @@ VARIANT_CASES = [("mean-curvature", 4096, "float32", ()),
                  ("willmore", 2048, "float64", ()),
                  ("willmore", 2048, "float64", ("-DLEAN_WM_MINB=1",)),
                  ("willmore", 2048, "float64", ("-DLEAN_PD3=1",))]
-ATTEMPT_CASES = [("mean-curvature", 256, "float64"), ("mean-curvature", 512, "float32"),
+ATTEMPT_CASES = [("mean-curvature", 256, "float32"), ("mean-curvature", 256, "float64"),
+                 ("mean-curvature", 512, "float32"),
                  ("mean-curvature", 1024, "float32"), ("willmore", 128, "float64"),
                  ("willmore", 256, "float64"), ("willmore", 512, "float64")]
 T_END_CASES = [("mean-curvature", 256, "float32"), ("mean-curvature", 512, "float32"),

@@ -3,9 +3,13 @@
 Two ways to run them, the same arithmetic:
 
 * `persistent` (default for small grids where cooperative launches work): one cooperative kernel
-  per run of steps (kernels/curvature_persist.cu). Its blocks own tiles of the grid, separate the
-  five stages of an attempt by grid-wide barriers and all take the same accept/reject decision, so
-  a run of up to `CHECK_INTERVAL` accepted steps is one launch and one read-back.
+  per run of steps. Its blocks own tiles of the grid and all take the same accept/reject decision,
+  so a run of up to `CHECK_INTERVAL` accepted steps is one launch and one read-back. Two kernels:
+  kernels/curvature_persist.cu separates the five stages of an attempt by grid-wide barriers (the
+  TILES variants; Willmore, and mean curvature where the next one does not fit); for mean
+  curvature kernels/curvature_blocked.cu keeps each block's tile with a halo of five nodes in
+  shared memory, computes all five stages there and meets the other blocks once an attempt (the
+  BLOCKED variants; one tile a block, all co-resident).
 * `graph` (default for large grids; kernels/curvature.cu): an attempt is five stage kernels (one
   right-hand-side evaluation each, the stage combination fused into the load); the fifth also
   forms u_new and the error maximum, and its last block accepts or rejects, updates τ and t and
@@ -39,6 +43,7 @@ from .reference import neumann_fill
 KERNELS = Path(__file__).with_name("kernels")
 CU_FILE = KERNELS / "curvature.cu"
 PERSIST_FILE = KERNELS / "curvature_persist.cu"
+BLOCKED_FILE = KERNELS / "curvature_blocked.cu"
 # the tiles of the cooperative kernel per flow (willmore?): name -> (tile height TY of 32 × TY
 # nodes, threads per block, resident blocks per SM asked of the register allocation), compiled
 # as -DPERSIST_TY / -DPERSIST_THREADS / -DPERSIST_MINB. Measured on the H100 (µs per attempt,
@@ -50,7 +55,28 @@ TILES = {
     False: {"8": (8, 256, 2), "16": (16, 512, 1)},
     True: {"8": (8, 256, 2), "8x2": (8, 512, 2), "16": (16, 512, 1)},
 }
-DEFAULT_VARIANT = {False: "8", True: "8x2"}
+# mean curvature's one-barrier kernel: name -> (tile side BT of BT × BT nodes, threads per block,
+# resident blocks per SM), compiled as -DBLOCKED_T / -DBLOCKED_THREADS / -DBLOCKED_MINB
+BLOCKED = {"b16": (16, 256, 2), "b16x2": (16, 512, 2), "b24": (24, 512, 1), "b32": (32, 512, 1)}
+# mean curvature's default: the first of these whose tiles (one block each) all fit on the device
+# at once, up to BLOCKED_MAX_NODES; else the five-barrier kernel's DEFAULT_VARIANT (up to
+# PERSISTENT_MAX_NODES) or the graph path. µs per attempt on the H200 (eoc-exact, `python -m
+# benchmarks.curvature.timing --parts attempts`): docs/BENCHMARKS.md, "One barrier an attempt".
+BLOCKED_FIRST = ("b16x2", "b32")
+BLOCKED_MAX_NODES = 300_000
+DEFAULT_VARIANT = {False: "8", True: "8x2"}  # the five-barrier kernel's tile
+FALLBACK_VARIANT = DEFAULT_VARIANT[False]
+
+
+def variants(willmore: bool) -> dict:
+    """The persistent kernel's variants of a flow: TILES, and BLOCKED for mean curvature."""
+    return dict(TILES[willmore]) if willmore else {**TILES[False], **BLOCKED}
+
+
+def blocked_tiles(variant: str, n1: int, n2: int) -> int:
+    """Blocks (= tiles) of a BLOCKED variant on an n1 × n2-cell grid."""
+    bt = BLOCKED[variant][0]
+    return -(-(n1 - 1) // bt) * -(-(n2 - 1) // bt)
 # the persistent path wins on small grids (latency-bound: no launches, no host round trips) and
 # the lean stage kernels of the graph path on large ones (bandwidth-bound). Crossover measured on
 # the H100 (µs per attempt, persistent vs graph): mean curvature 256² f64 21 vs 35, 512² f32 49 vs
@@ -105,6 +131,21 @@ def persistent_kernel(dtype: str, willmore: bool, variant: str, options: tuple[s
 @functools.lru_cache(maxsize=None)
 def _persistent_kernel(dtype, willmore, variant, options, profile, device):
     import cupy as cp
+    if variant in BLOCKED and not willmore:
+        if profile:
+            raise ValueError("profile=True: the phase stamps are in curvature_persist.cu only")
+        side, threads, minb = BLOCKED[variant]
+        opts = (f"-DBLOCKED_T={side}", f"-DBLOCKED_THREADS={threads}", f"-DBLOCKED_MINB={minb}",
+                *options)
+        ks = load_kernels(BLOCKED_FILE, dtype, ["mc_blocked", "blocked_smem"], options=opts,
+                          cooperative=True)
+        sizes = cp.zeros(1, dtype=cp.int32)
+        ks["blocked_smem"]((1,), (1,), (sizes,))
+        nbytes = int(sizes.get()[0])
+        kern = ks["mc_blocked"]
+        if nbytes > 48 * 1024:
+            kern.max_dynamic_shared_size_bytes = nbytes
+        return kern, nbytes, None
     ty, threads, minb = TILES[willmore][variant]
     name = "wm_persist" if willmore else "mc_persist"
     opts = (f"-DPERSIST_TY={ty}", f"-DPERSIST_THREADS={threads}", f"-DPERSIST_MINB={minb}",
@@ -137,10 +178,11 @@ class FusedRKM(SchemeBase):
     path     None (by size: persistent up to PERSISTENT_MAX_NODES, else graph), "persistent"
              (the graph path where cooperative launches fail: `persist_error` says why), "graph",
              or "launches" (the stage kernels launched one by one, no CUDA graph)
-    variant  the persistent kernel's tile, a key of TILES[willmore] (default DEFAULT_VARIANT)
+    variant  the persistent kernel's variant, a key of variants(willmore) (default: for mean
+             curvature the first of BLOCKED_FIRST that fits, else DEFAULT_VARIANT)
     grid     the stage kernels' launch grid (default lean_grid)
     blocks   the cooperative kernel's number of blocks (default: all tiles, at most the resident
-             blocks of the device)
+             blocks of the device; a BLOCKED variant always runs one block a tile)
     options  extra compile options of the kernels (benchmark variants)
     profile  compile the cooperative kernel with its phase stamps (phase_stamps())
     """
@@ -154,9 +196,9 @@ class FusedRKM(SchemeBase):
         w = sim.willmore
         if path is not None and path not in PATHS:
             raise ValueError(f"path {path!r}; allowed: {', '.join(PATHS)}")
+        if variant is not None and variant not in variants(w):
+            raise ValueError(f"variant {variant!r}; allowed: {', '.join(variants(w))}")
         self.variant = variant or DEFAULT_VARIANT[w]
-        if self.variant not in TILES[w]:
-            raise ValueError(f"variant {self.variant!r}; allowed: {', '.join(TILES[w])}")
         self.options = tuple(options)
         self.k = stage_kernels(sim.dtype, self.options)
         self.stage = self.k["wm_stage" if w else "mc_stage"]
@@ -196,32 +238,55 @@ class FusedRKM(SchemeBase):
         self.persist_error = None
         self._prof = None  # the stamp reader of a profile=True cooperative kernel
         nodes = (self.n1 + 1) * (self.n2 + 1)
-        want = path or ("persistent" if nodes <= PERSISTENT_MAX_NODES[w] else "graph")
-        persistent = want == "persistent" and self._setup_persistent(blocks, profile)
+        if variant is not None:
+            choices = [variant]
+        else:  # by size: the one-barrier kernel where it fits, then the five-barrier one
+            blocked = [] if w or profile or nodes > BLOCKED_MAX_NODES else list(BLOCKED_FIRST)
+            five = path == "persistent" or nodes <= PERSISTENT_MAX_NODES[w]
+            choices = blocked + ([DEFAULT_VARIANT[w]] if five else [])
+        want = path or ("persistent" if choices else "graph")
+        persistent = want == "persistent" and self._setup_persistent(choices, blocks, profile)
         self.path = "persistent" if persistent else "graph"
         sim.check_interval = CHECK_INTERVAL
 
-    def _setup_persistent(self, blocks: int | None, profile: bool) -> bool:
-        """Compile the cooperative kernel and size its grid; False (graph path) where the device
-        or the driver cannot launch cooperatively."""
+    def _setup_persistent(self, choices: list[str], blocks: int | None, profile: bool) -> bool:
+        """Compile the cooperative kernel of the first variant in `choices` that fits and size its
+        grid; False (graph path, `persist_error` says why) where none fits or the device or the
+        driver cannot launch cooperatively."""
         cp = self.cp
         try:
             dev = cp.cuda.Device()
             if not dev.attributes.get("CooperativeLaunch", 1):
                 raise RuntimeError("the device does not support cooperative launches")
             props = cp.cuda.runtime.getDeviceProperties(dev.id)
-            nsm = props["multiProcessorCount"]
-            ty, threads, _ = TILES[self.sim.willmore][self.variant]
-            kern, smem, self._prof = persistent_kernel(self.sim.dtype, self.sim.willmore,
-                                                       self.variant, self.options, profile)
-            bps = blocks_per_sm(kern, threads, props, smem)
-            if bps < 1:
-                raise RuntimeError("the persistent kernel does not fit on one SM")
-            tiles = -(-(self.n1 - 1) // 32) * -(-(self.n2 - 1) // ty)
-            self.persist = (kern, threads, blocks or max(1, min(tiles, nsm * bps)))
-            self._smem = smem
-            self._nsm = nsm
-            return True
+            self._nsm = nsm = props["multiProcessorCount"]
+            why = "no persistent variant for this grid"
+            for v in choices:
+                kern, smem, self._prof = persistent_kernel(self.sim.dtype, self.sim.willmore, v,
+                                                           self.options, profile)
+                if v in BLOCKED and not self.sim.willmore:  # one block a tile, all resident
+                    threads = BLOCKED[v][1]
+                    tiles = blocked_tiles(v, self.n1, self.n2)
+                    if tiles > nsm * blocks_per_sm(kern, threads, props, smem):
+                        why = (f"variant {v}: {tiles} tiles, one block each, do not fit on the "
+                               "device at once")
+                        continue
+                    if blocks not in (None, tiles):
+                        why = f"variant {v} runs one block a tile ({tiles}), not blocks={blocks}"
+                        continue
+                    grid = tiles
+                else:
+                    ty, threads, _ = TILES[self.sim.willmore][v]
+                    bps = blocks_per_sm(kern, threads, props, smem)
+                    if bps < 1:
+                        why = f"variant {v}: the persistent kernel does not fit on one SM"
+                        continue
+                    tiles = -(-(self.n1 - 1) // 32) * -(-(self.n2 - 1) // ty)
+                    grid = blocks or max(1, min(tiles, nsm * bps))
+                self.variant, self.persist, self._smem = v, (kern, threads, grid), smem
+                self._choices = choices[choices.index(v) + 1:]
+                return True
+            raise RuntimeError(why)
         except Exception as e:  # noqa: BLE001 - any failure means: use the graph path
             self.persist = None
             self.persist_error = f"{type(e).__name__}: {e}"
@@ -278,7 +343,11 @@ class FusedRKM(SchemeBase):
             except cp.cuda.driver.CUDADriverError as e:
                 # more blocks than the device holds at once (our occupancy estimate was high):
                 # one block fewer per SM; any other refusal: the graph path from now on
-                if "TOO_LARGE" in str(e) and grid > self._nsm:
+                if "TOO_LARGE" in str(e) and self.variant in BLOCKED and self._choices:
+                    # one tile a block needs them all resident: the next variant
+                    if self._setup_persistent(self._choices, None, False):
+                        continue
+                elif "TOO_LARGE" in str(e) and grid > self._nsm and self.variant not in BLOCKED:
                     self.persist = (kern, threads, grid - self._nsm)
                     continue
                 self.persist_error = f"{type(e).__name__}: {e}"

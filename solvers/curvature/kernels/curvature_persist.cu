@@ -22,8 +22,7 @@
 //
 // Data written by other blocks during the launch (u, f_s, the error slots) is read with __ldcg
 // (L2; L1 is not coherent across SMs).
-#include "curvature_ops.cuh"
-#include "rkm_control.cuh"
+#include "rkm_persist.cuh"
 
 // Optional phase timing (diagnostics only: FusedRKM(profile=True) compiles with -DPERSIST_PROFILE and
 // reads g_prof with persist_prof below; benchmarks/curvature/phases.py): %globaltimer stamps of
@@ -54,34 +53,6 @@ __global__ void persist_prof(unsigned long long* out, const int n)
 #define PROF(a, ev)
 #endif
 
-#define FLAG_NEUMANN 1
-#define FLAG_EXACT 2
-#define TX 32          // tile width: one warp
-#define SYNC_BAR 3     // sync[0..2]: error slots of attempts a % 3; sync[3]: the barrier counter
-
-static __device__ __forceinline__ unsigned long long ld_acquire(const unsigned long long* p)
-{
-    unsigned long long v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-// Grid-wide barrier on a counter that only grows within a launch (reset by the host before it):
-// the block's writes are released by thread 0's red.release (cumulative over the CTA after
-// bar.sync), and acquired by its ld.acquire polling. Measured on the H100: 1.13 µs with 128 blocks
-// (atomicAdd + __threadfence: 1.47 µs; cooperative_groups grid.sync: 1.24 µs).
-static __device__ __forceinline__ void grid_barrier(unsigned long long* bar, unsigned long long& target)
-{
-    __syncthreads();
-    target += gridDim.x;
-    if (threadIdx.x == 0 && threadIdx.y == 0) {
-        asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(bar) : "memory");
-        while ((long long)(ld_acquire(bar) - target) < 0) {
-        }
-    }
-    __syncthreads();
-}
-
 // Asynchronous copy of one T global → shared (no register holds the value while it is in flight);
 // L1-allocating, which is coherent here: every grid barrier ends with an acquire that invalidates
 // the SM's L1, and no array is read in the stage that writes it.
@@ -104,30 +75,8 @@ static __device__ __forceinline__ void cp_async_wait_all()
     _Pragma("unroll") for (int r_ = 0; r_ < ((N) + NT - 1) / NT; ++r_)                            \
         if (const int q = tid + r_ * NT; q < (N))
 
-// The stage input u + Σ a_sm k_m with k_m = τ f_m (the operations of RungeKuttaMerson.step).
-template <typename T>
-__device__ __forceinline__ T stage_in(const int stage, const T* u, const T* f1, const T* f2,
-                                      const T* f3, const T* f4, const T tau, const int g)
-{
-    const T uu = __ldcg(u + g);
-    switch (stage) {
-    case 1: return uu;
-    case 2: return uu + (tau * __ldcg(f1 + g)) / T(3);
-    case 3: return uu + (tau * __ldcg(f1 + g) + tau * __ldcg(f2 + g)) / T(6);
-    case 4: return uu + (tau * __ldcg(f1 + g)) / T(8) + T(0.375) * (tau * __ldcg(f3 + g));
-    default:
-        return uu + T(0.5) * (tau * __ldcg(f1 + g)) - T(1.5) * (tau * __ldcg(f3 + g))
-               + T(2) * (tau * __ldcg(f4 + g));
-    }
-}
-
 template <bool C, class A, class B> struct pick { using type = A; };  // (NVRTC has no <type_traits>)
 template <class A, class B> struct pick<false, A, B> { using type = B; };
-
-struct Grid {
-    int n1, n2, nx1, ny1, ntx;
-    bool neumann, exact;
-};
 
 // Shared memory of one tile (dynamic; the host asks persist_smem for the sizes).
 template <typename T, int TY>
@@ -171,7 +120,7 @@ __device__ __forceinline__ void load_tile(T* S, T (*own)[TY * TX], const int sta
             S[q] = stage_in(stage, u, f1, f2, f3, f4, tau, g);
         } else {  // the stage-5 input, keeping the raw values at the tile's own nodes
             const T uu = __ldcg(u + g), a1 = __ldcg(f1 + g), a3 = __ldcg(f3 + g), a4 = __ldcg(f4 + g);
-            S[q] = uu + T(0.5) * (tau * a1) - T(1.5) * (tau * a3) + T(2) * (tau * a4);
+            S[q] = stage_combine(5, uu, a1, T(0), a3, a4, tau);
             const int ox = x - R, oy = y - R;
             if (ox >= 0 && ox < TX && oy >= 0 && oy < TY) {
                 const int o = oy * TX + ox;
@@ -201,7 +150,7 @@ __device__ __forceinline__ T mc_tile(McSmem<T, TY>& sm, const int stage, const i
         }
     }
     __syncthreads();  // S is reloaded by the next tile
-    return Q * H;
+    return mul_rn(Q, H);
 }
 
 // f at this thread's tile node, Willmore: −Q ∇·((1/Q) P ∇w − ½ (w²/Q³) ∇φ), every edge quantity
@@ -318,14 +267,6 @@ __device__ __forceinline__ T wm_tile(WmSmem<T, TY>& sm, const int stage, const i
     return f;
 }
 
-// Boundary node q of 2(n1+1) + 2(n2−1): the rows j = 0 and j = n2, then the columns i = 0, n1.
-static __device__ __forceinline__ void boundary_node(const int q, const Grid& G, int& i, int& j)
-{
-    if (q < G.nx1) { i = q; j = 0; }
-    else if (q < 2 * G.nx1) { i = q - G.nx1; j = G.n2; }
-    else { const int r = q - 2 * G.nx1; j = 1 + (r >> 1); i = (r & 1) ? G.n1 : 0; }
-}
-
 // The data of the exact forcing at node (i, j), loaded into registers (Willmore: the 7
 // coefficient fields; mean curvature: the 1D derivative tables X^(0..2)(x_i), Y^(0..2)(y_j)) ...
 template <typename T, bool WILLMORE, int TY>
@@ -360,18 +301,6 @@ __device__ __forceinline__ T forcing_eval(const T (*c)[TY * TX], const int o, co
 #define PX(a, b) (cz * (c[a][o] * c[3 + (b)][o]))
     return zt * (c[0][o] * c[3][o]) - mean_curvature_op<T>(PX(1, 0), PX(0, 1), PX(2, 0), PX(1, 1), PX(0, 2));
 #undef PX
-}
-
-// Stage 5 at node g: error estimate into the block max eb, u_new = u + (k1 + 4k4 + k5)/6.
-template <typename T>
-__device__ __forceinline__ unsigned long long rkm_finish(T* un, const int g, const T uu, const T k1,
-                                                         const T k3, const T k4, const T k5,
-                                                         const unsigned long long eb)
-{
-    const T e = T(0.2) * k1 - T(0.9) * k3 + T(0.8) * k4 - T(0.1) * k5;
-    const unsigned long long b = (unsigned long long)__double_as_longlong((double)fabs(e));
-    un[g] = uu + (k1 + T(4) * k4 + k5) / T(6);
-    return b > eb ? b : eb;
 }
 
 template <typename T, bool WILLMORE, int TY, int NT>
@@ -478,8 +407,8 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                                            f2, f3, f4, tau, ih1, ih2, mid, ownv);
                 PROF(a, 8 * (s - 1) + 5);
                 if (inside) {
-                    if (G.exact) f = f + fx;
-                    if (F != T(0)) f = f + F;
+                    if (G.exact) f = add_rn(f, fx);
+                    if (F != T(0)) f = add_rn(f, F);
                     if (s < 5) {
                         out[g] = f;
                     } else {

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from pdestudio import solvers
-from pdestudio.solvers.curvature.fused import TILES, FusedRKM
+from pdestudio.solvers.curvature.fused import (BLOCKED, BLOCKED_FIRST, FALLBACK_VARIANT, TILES,
+                                             FusedRKM)
 
 pytestmark = pytest.mark.gpu
 
@@ -150,3 +151,56 @@ def test_persistent_kernel_matches_graph_path_and_reference(model, dtype, scenar
         if boundary == "neumann":
             np.testing.assert_array_equal(a[0], a[1])
             np.testing.assert_array_equal(a[:, -1], a[:, -2])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("scenario,boundary", SETUPS)
+@pytest.mark.parametrize("nx,ny", [(70, 45), (9, 6)])
+def test_blocked_kernel_is_the_five_barrier_kernel_bit_for_bit(dtype, scenario, boundary, nx, ny):
+    """Mean curvature's one-barrier kernel (curvature_blocked.cu: each block computes its tile's
+    five stages on a halo of five nodes in shared memory) takes the same attempts as the
+    five-barrier kernel and gives the same bits: every BLOCKED variant, partial tiles at the far
+    edges (70 × 45), a grid smaller than the halo (9 × 6, every position mirrored), and a large
+    first τ that forces rejections (a retried attempt keeps f1 in shared memory)."""
+    h = 8 / nx
+    t_end = 30 * 0.1 * h * h
+    kw = dict(scenario=scenario, boundary=boundary, nx=nx, ny=ny, F=0.3, tolerance=1e-6,
+              dt=50 * t_end)
+    u0 = None
+
+    def run(variant):
+        nonlocal u0
+        sim = solvers.create("mean-curvature", backend="cupy", dtype=dtype, kernel="fused", **kw)
+        sim.scheme = FusedRKM(sim, path="persistent", variant=variant)
+        assert sim.scheme.path == "persistent" and sim.scheme.variant == variant, \
+            sim.scheme.persist_error
+        if u0 is None:
+            u0 = smooth_random(sim.state["phi"].shape, 7) + sim.fields()["phi"].astype(np.float64)
+        sim.set_field("phi", u0)
+        sim.advance(t_end)
+        return sim
+
+    five = run(FALLBACK_VARIANT)
+    assert five.rejected > 0  # the first τ was rejected: the retry path ran
+    a = five.fields()["phi"]
+    assert np.abs(a - u0).max() > 1e-3  # the run moved the state
+    for variant in BLOCKED:
+        sim = run(variant)
+        assert (sim.t, sim.steps, sim.rejected, sim.scheme.attempts) == \
+            (five.t, five.steps, five.rejected, five.scheme.attempts), variant
+        assert sim.tau == five.tau, variant
+        np.testing.assert_array_equal(sim.fields()["phi"], a, err_msg=variant)
+
+
+def test_blocked_default_falls_back_where_its_tiles_do_not_fit():
+    """One block a tile, all resident: a grid with more tiles than the device holds takes the
+    five-barrier kernel by default, and asking for the one-barrier variant says why not."""
+    sim = solvers.create("mean-curvature", backend="cupy", dtype="float32", kernel="fused",
+                         nx=640, ny=640)
+    sch = FusedRKM(sim, path="persistent")
+    assert sch.path == "persistent" and sch.variant == FALLBACK_VARIANT, sch.persist_error
+    sch = FusedRKM(sim, path="persistent", variant="b16")
+    assert sch.path == "graph" and "do not fit" in sch.persist_error
+    small = solvers.create("mean-curvature", backend="cupy", dtype="float32", kernel="fused",
+                           nx=256)
+    assert small.scheme.path == "persistent" and small.scheme.variant == BLOCKED_FIRST[0]
