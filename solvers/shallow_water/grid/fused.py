@@ -21,7 +21,8 @@ sensors S from a buffer. The strip variant computes the NEXT step's sensors from
 it computes the next step's z_max (into a second buffer; the two swap roles every step), so
 sw_sensor runs only where that fold is not valid (the first step, and after the state was
 replaced: the same bits as the fold, a `gpu` test checks it); the cell variant runs sw_sensor
-before every step, order 3 before every stage. With shock_fix off S stays 0 (the same fluxes bit
+before every step, order 3 before every stage in float64; in float32 each sw_stage3 computes the
+sensors of its tile and one ring from the state it stages (the same bits, a `gpu` test checks it). With shock_fix off S stays 0 (the same fluxes bit
 for bit) and sw_sensor never runs.
 
 `variant`, `tuning` (the kernels' compile-time knobs, e.g. {"SW_STRIP_MINB": 0}) and `rows` (rows
@@ -64,7 +65,7 @@ GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffer
 
 
 class GridFused(SchemeBase):
-    FOLD_SENSOR = True  # may the strip kernel fold the next step's sensors (a test turns it off)
+    FOLD_SENSOR = True  # may the kernels fold the sensors (a test turns it off)
 
     def __init__(self, sim, variant: str = "strip", tuning: dict | None = None,
                  rows: int | None = None):
@@ -89,6 +90,8 @@ class GridFused(SchemeBase):
         self.variant = variant if order == 1 else "stages"
         # the strip kernel writes the next step's sensors into S_next (then the two swap)
         self.fold = self.fix and self.variant == "strip" and self.FOLD_SENSOR
+        # float32 order 3: each stage computes its tile's sensors itself (S passed as null)
+        self.fold3 = self.fix and order == 3 and dtype == "float32" and self.FOLD_SENSOR
         self.S_next = cp.zeros_like(self.S) if self.fold else None
         self.s_valid = False  # does S hold the sensors of the current state (folded)?
         self.bits = np.uint32 if dtype == "float32" else np.uint64
@@ -199,10 +202,11 @@ class GridFused(SchemeBase):
             for n, args in enumerate(self.stage_args):
                 # only the last stage writes the clock after the step
                 c = clk if n == 2 else (clk[0], np.uintp(0), clk[2])
-                if self.fix:
+                if self.fix and not self.fold3:
                     self._sensor(*u)
+                S = np.uintp(0) if self.fold3 else self.S
                 self.k["sw_stage3"](grid, self.block3,
-                                    (*u, H, self.S, *u0, *out, *args, self.slot[cur], limit, *c))
+                                    (*u, H, S, *u0, *out, *args, self.slot[cur], limit, *c))
                 if u is not u0:
                     self.spare.extend(u)
                 u = out

@@ -7,9 +7,10 @@
 //
 // Walls: ghost cells are mirror images with the normal momentum reversed.
 //
-// The carbuncle cure (riemann.py, grid/reference.py): sw_sensor writes the shock sensor S of every
-// cell (the largest compression over its four edges) before each update or stage; every edge
-// passes nu = sw_nu(S_L, S_R) to roe1 (ghosts: their mirror cell's S). shock_fix off: S = 0.
+// The carbuncle cure (riemann.py, grid/reference.py): every edge passes nu = sw_nu(S_L, S_R) to
+// roe1, S the shock sensor of a cell (the largest compression over its four edges; ghosts: their
+// mirror cell's S), from sw_sensor before an update or a stage, or folded: sw_strip1 computes the
+// next step's, float32 sw_stage3 its own. shock_fix off: S = 0.
 //
 // Cost per cell (what the kernels are bound by is instruction issue, not memory, so the
 // arithmetic is kept lean): the square roots and divisions of the Roe solver go through ONE
@@ -93,23 +94,8 @@ SWD T load_S(const T* __restrict__ S, int i, int j, int nx, int ny)
     return S[(long)row_of(j, ny) * nx + mirror(i, nx)];
 }
 
-// The shock sensor's velocity q / h and compression max(0, unL - unR), the same bits wherever they
-// are evaluated (sw_sensor and the fold of sw_strip1): the division is one explicit instruction
-// (float: the approximate one, a reciprocal and a product) and the subtraction is explicitly
-// rounded, so that the compiler never fuses that product into it at one call site and not at
-// another (a plain '/' under --use_fast_math did).
-SWD float sens_div(float q, float h) { return __fdividef(q, h); }
-SWD double sens_div(double q, double h) { return q / h; }
-SWD float sens_comp(float unL, float unR) { return fmaxf(__fsub_rn(unL, unR), 0.0f); }
-SWD double sens_comp(double unL, double unR) { return fmax(__dsub_rn(unL, unR), 0.0); }
+#include "grid_ops.cuh"  // rounded arithmetic, the shock sensor (the same bits everywhere)
 
-// Explicitly rounded arithmetic (never contracted into FMAs) for the time step.
-SWD float add_rn(float a, float b) { return __fadd_rn(a, b); }
-SWD float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-SWD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
-SWD double add_rn(double a, double b) { return __dadd_rn(a, b); }
-SWD double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-SWD double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 // |u~| + c~ of the Roe matrix at an edge (normal momentum qn; r = 1/sqrt(h) of each side;
 // hg = g/2). Explicitly rounded: the same bits wherever it is evaluated.
 template <typename T>
@@ -496,6 +482,10 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
     constexpr int PX = TX + 2, PY = TY + 2;   // reconstructions: the tile and one ring
     __shared__ T st[4][SY][SX];
     __shared__ T pc[4][5][PY][PX];
+    // float32 with S == nullptr: the shock sensors of the tile and one ring, from the staged state
+    // (h in sh) instead of a sensor pass (float64: over the 48 KB of static shared memory)
+    constexpr bool kFold = sizeof(T) == 4;
+    __shared__ T sh[kFold ? SY : 1][kFold ? SX : 1], sS[kFold ? PY : 1][kFold ? PX : 1];
     const int tid = threadIdx.y * TX + threadIdx.x;
     const int i0 = blockIdx.x * TX, j0 = blockIdx.y * TY;
     for (int idx = tid; idx < SX * SY; idx += TX * TY) {
@@ -503,6 +493,7 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
         T hv, qxv, qyv, Hv;
         load_cell(h, qx, qy, H, i0 - 2 + sa, j0 - 2 + sb, nx, ny, hv, qxv, qyv, Hv);
         st[0][sb][sa] = hv - Hv; st[1][sb][sa] = qxv; st[2][sb][sa] = qyv; st[3][sb][sa] = Hv;
+        if constexpr (kFold) sh[sb][sa] = hv;
     }
     __syncthreads();
     const T eps_ = eps;
@@ -519,6 +510,7 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
             pc[v][0][pb][pa] = p.ax; pc[v][1][pb][pa] = p.ay; pc[v][2][pb][pa] = p.axx;
             pc[v][3][pb][pa] = p.ayy; pc[v][4][pb][pa] = p.axy;
         }
+        if constexpr (kFold) if (S == nullptr) sS[pb][pa] = tile_sensor(sh, st[1], st[2], pa + 1, pb + 1);
     }
     __syncthreads();
     // D^- of the x-edge west of cell (c, r) of the tile (c = TX: east of the last column) and
@@ -536,7 +528,10 @@ __global__ void __launch_bounds__(sizeof(T) == 4 ? 256 : 128, sizeof(T) == 4 ? S
         }
     };
     // the shock sensor of reconstructed cell (pa, pb) (read where needed: L1 serves it)
-    auto Sat = [&](int pa, int pb) { return load_S(S, i0 - 1 + pa, j0 - 1 + pb, nx, ny); };
+    auto Sat = [&](int pa, int pb) {
+        if constexpr (kFold) if (S == nullptr) return sS[pb][pa];
+        return load_S(S, i0 - 1 + pa, j0 - 1 + pb, nx, ny);
+    };
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int pa = tx + 1, pb = ty + 1;
     Poly<T> own[4], nb[4];
