@@ -14,7 +14,13 @@ slot with the same correctly rounded division as the device.
 - order 1, variant "cell": sw_cfl then sw_step1 (one thread per cell, all four edges recomputed;
   the plain fused kernel, kept as the rung below "strip" in the benchmarks and tests).
 - order 3: sw_cfl, then three sw_stage3 launches (SSP-RK3 stages; each block reconstructs its
-  tile and one ring around it once, in shared memory, and solves every edge once).
+  tile and one ring around it once, in shared memory, and solves every edge once). In float32 a
+  step is three launches, not four: the first (SW3_RATES) writes L(u) and reduces z_max of u from
+  the state it staged, and clears the next step's slot (three slots in turn, as the strip
+  kernel); the second (SW3_FORMED) forms u + Δt L(u) as it stages its input, with the same
+  rounding as a first stage writing it, so the states are those of sw_cfl + three stages bit for
+  bit (a `gpu` test checks it). float64 keeps the pass: its tile has no room for h in the 48 KB
+  of static shared memory.
 
 The carbuncle cure (`shock_fix`, grid/reference.py): the update kernels read the cells' shock
 sensors S from a buffer. The strip variant computes the NEXT step's sensors from the new state as
@@ -22,8 +28,8 @@ it computes the next step's z_max (into a second buffer; the two swap roles ever
 sw_sensor runs only where that fold is not valid (the first step, and after the state was
 replaced: the same bits as the fold, a `gpu` test checks it); the cell variant runs sw_sensor
 before every step, order 3 before every stage in float64; in float32 each sw_stage3 computes the
-sensors of its tile and one ring from the state it stages (the same bits, a `gpu` test checks it). With shock_fix off S stays 0 (the same fluxes bit
-for bit) and sw_sensor never runs.
+sensors of its tile and one ring from the state it stages (the same bits, a `gpu` test checks
+it). With shock_fix off S stays 0 (the same fluxes bit for bit) and sw_sensor never runs.
 
 `variant`, `tuning` (the kernels' compile-time knobs, e.g. {"SW_STRIP_MINB": 0}) and `rows` (rows
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
@@ -60,6 +66,7 @@ BATCH = 240  # steps a batched run queues at most between two host waits (5 grap
 # beats the default 8 (64 registers, spilling): H200, cure on, 1024² +11 %, 2048² +1.5 %; at
 # 4096² and 8192² the 8 wins by 2-4 % (docs/BENCHMARKS.md, issue 25)
 MINB6_CELLS = 2048 * 2048
+SW3_STAGE, SW3_RATES, SW3_FORMED = 0, 1, 2  # sw_stage3's modes (kernels/stage3.cuh)
 GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffers take the
 #                   state's roles in a cycle of 4 steps, the z_max slots in one of 3)
 
@@ -90,8 +97,11 @@ class GridFused(SchemeBase):
         self.variant = variant if order == 1 else "stages"
         # the strip kernel writes the next step's sensors into S_next (then the two swap)
         self.fold = self.fix and self.variant == "strip" and self.FOLD_SENSOR
-        # float32 order 3: each stage computes its tile's sensors itself (S passed as null)
-        self.fold3 = self.fix and order == 3 and dtype == "float32" and self.FOLD_SENSOR
+        # float32 order 3: a step is three launches (SW3_RATES, SW3_FORMED, SW3_STAGE: the Δt
+        # pass folded into the first, which then clears the next step's slot as the strip kernel
+        # does) and each computes its tile's sensors itself (S passed as null)
+        self.cfl3 = order == 3 and dtype == "float32" and self.FOLD_SENSOR
+        self.fold3 = self.fix and self.cfl3
         self.S_next = cp.zeros_like(self.S) if self.fold else None
         self.s_valid = False  # does S hold the sensors of the current state (folded)?
         self.bits = np.uint32 if dtype == "float32" else np.uint64
@@ -128,6 +138,7 @@ class GridFused(SchemeBase):
         self.strip_args = (nx_, ny_, np.int32(self.rows), rdx, rdy, r(dx), r(dy), gg, self.k_dt)
         eps = r(self.sim.weno_eps)  # CWENO3's ε = (min(dx, dy)/ℓ)² (grid/reference.py)
         self.stage_args = [(nx_, ny_, rdx, rdy, gg, eps, r(a), r(b), self.k_dt) for a, b in SSP3]
+        self.dxy = (r(dx), r(dy))
 
     def _grid(self, block):
         return ((self.nx + block[0] - 1) // block[0], (self.ny + block[1] - 1) // block[1])
@@ -178,7 +189,10 @@ class GridFused(SchemeBase):
         h, qx, qy, H = state["h"], state["hu"], state["hv"], state["H"]
         stream = cp.cuda.get_current_stream()
         strip = self.variant == "strip"
-        if not (strip and self.valid):
+        if self.cfl3:  # the first stage reduces z_max into a slot that must start at 0
+            if not self.valid:
+                cp.cuda.runtime.memsetAsync(self.slots.data.ptr, 0, self.slots.nbytes, stream.ptr)
+        elif not (strip and self.valid):
             self._reduce_dt(h, qx, qy, stream)
         out = self._buffers(h)
         cur = self.cur
@@ -199,14 +213,23 @@ class GridFused(SchemeBase):
             grid = self._grid(self.block3)
             u0 = (h, qx, qy)
             u = u0
+            S = np.uintp(0) if self.fold3 else self.S
+            null = np.uintp(0)
             for n, args in enumerate(self.stage_args):
                 # only the last stage writes the clock after the step
-                c = clk if n == 2 else (clk[0], np.uintp(0), clk[2])
+                c = clk if n == 2 else (clk[0], null, clk[2])
                 if self.fix and not self.fold3:
                     self._sensor(*u)
-                S = np.uintp(0) if self.fold3 else self.S
+                mode, base, rates, clr = SW3_STAGE, u, (null,) * 3, null
+                if self.cfl3 and n == 0:  # L(u0) into out, z_max(u0) into this step's slot
+                    mode, c, clr = SW3_RATES, self.NO_CLOCK, self.slot[(cur + 1) % 3]
+                elif self.cfl3 and n == 1:  # stage 2 of u0 + Δt L(u0), formed as it is staged
+                    mode, base, rates = SW3_FORMED, u0, u
                 self.k["sw_stage3"](grid, self.block3,
-                                    (*u, H, S, *u0, *out, *args, self.slot[cur], limit, *c))
+                                    (*base, H, S, *u0, *out, *args, self.slot[cur], limit, *c,
+                                     np.int32(mode), *rates, clr, *self.dxy))
+                if mode == SW3_RATES and clk is self.NO_CLOCK:  # (per-step path: dt() waits)
+                    self.events[cur].record(stream)
                 if u is not u0:
                     self.spare.extend(u)
                 u = out
@@ -227,8 +250,8 @@ class GridFused(SchemeBase):
     def _advance(self, out) -> None:
         """The queued step's state becomes the current one."""
         state = self.sim.state
-        if self.variant == "strip":  # the next step's z_max is in slot nxt once its event passed
-            self.cur = (self.cur + 1) % 3
+        if self.variant == "strip" or self.cfl3:  # the next step's slot is ready (strip: z_max
+            self.cur = (self.cur + 1) % 3          # once its event passed; cfl3: cleared)
             self.valid = True
             if self.fold:  # and its sensors in S_next
                 self.S, self.S_next = self.S_next, self.S
@@ -281,7 +304,7 @@ class GridFused(SchemeBase):
         alternate), the buffers in their steady rotation (a few steps queued since they were
         made) and, for the strip variant, z_max of the current state folded into the last step."""
         return (i % 2 == 0 and self._queued >= 4
-                and (self.valid or self.variant != "strip"))
+                and (self.valid or not (self.variant == "strip" or self.cfl3)))
 
     _queued = 0
 

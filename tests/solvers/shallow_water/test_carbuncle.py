@@ -165,8 +165,10 @@ def test_gpu_folded_sensors_are_the_sensor_pass_bit_for_bit(dtype, monkeypatch):
 def test_gpu_order3_stage_sensors_are_the_sensor_pass_bit_for_bit(monkeypatch):
     """float32 order 3: each stage computes the sensors of its tile and one ring from the state it
     stages (wall ghosts by the mirror symmetry of the compression) instead of a sensor pass
-    before the stage; a run equals a run with the pass bit for bit (walls on every side, a grid
-    that is no multiple of the 32 × 8 tiles, strong compressions everywhere)."""
+    before the stage, and a step is three launches (the Δt pass folded into the first stage, the
+    second forming its input from the first's rates); a run equals a run with the passes and
+    four stage-kernel launches bit for bit (walls on every side, a grid that is no multiple of
+    the 32 × 8 tiles, strong compressions everywhere; single steps, then CUDA graphs)."""
     from pdestudio.solvers.shallow_water.grid.fused import GridFused
     rng = np.random.default_rng(11)
     shape = (41, 100)  # (ny, nx)
@@ -178,7 +180,7 @@ def test_gpu_order3_stage_sensors_are_the_sensor_pass_bit_for_bit(monkeypatch):
         sim = solvers.create("shallow-water", backend="cupy", dtype="float32", nx=100, ny=41,
                              order=3, shock_fix=True)
         sim.scheme = GridFused(sim)
-        assert sim.scheme.fold3 is fold
+        assert sim.scheme.fold3 is fold and sim.scheme.cfl3 is fold
         for k, v in fields.items():
             sim.set_field(k, v)
         if not fold:

@@ -10,6 +10,8 @@ SWD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
 SWD double add_rn(double a, double b) { return __dadd_rn(a, b); }
 SWD double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 SWD double div_rn(double a, double b) { return __ddiv_rn(a, b); }
+SWD float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+SWD double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 
 // The shock sensor's velocity q / h and compression max(0, unL - unR), the same bits wherever they
 // are evaluated (sw_sensor and the folds of sw_strip1 and sw_stage3): the division is one explicit instruction
