@@ -66,6 +66,10 @@ BATCH = 240  # steps a batched run queues at most between two host waits (5 grap
 # beats the default 8 (64 registers, spilling): H200, cure on, 1024² +11 %, 2048² +1.5 %; at
 # 4096² and 8192² the 8 wins by 2-4 % (docs/BENCHMARKS.md, issue 25)
 MINB6_CELLS = 2048 * 2048
+# float32 sw_stage3: on launch-bound grids a cap of 3 resident blocks a SM (more registers, fewer
+# spills) beats the default 4 (H200, docs/BENCHMARKS.md, "Shallow water order 3 in three
+# launches": 256² +3 to +5 %; 1024² and 2048² −5 %)
+STAGE_MINB3_CELLS = 2**17
 SW3_STAGE, SW3_RATES, SW3_FORMED = 0, 1, 2  # sw_stage3's modes (kernels/stage3.cuh)
 GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffers take the
 #                   state's roles in a cycle of 4 steps, the z_max slots in one of 3)
@@ -89,6 +93,8 @@ class GridFused(SchemeBase):
         cells = math.prod(grid_shape(sim.params))  # the whole grid (a decomposed run: all ranks')
         if dtype == "float32" and "SW_STRIP_MINB" not in tuning and cells <= MINB6_CELLS:
             tuning["SW_STRIP_MINB"] = 6
+        if dtype == "float32" and "SW_STAGE_MINB" not in tuning and cells <= STAGE_MINB3_CELLS:
+            tuning["SW_STAGE_MINB"] = 3
         opts += tuple(f"-D{k}={int(v)}" for k, v in sorted(tuning.items()))
         self.k = load_kernels(CU_FILE, dtype, ["sw_cfl", "sw_step1", "sw_strip1", "sw_stage3",
                                                "sw_sensor"], options=opts, include_dirs=(RIEMANN,))
