@@ -4,7 +4,8 @@ Two ways to run them, the same arithmetic:
 
 * `persistent` (default for small grids where cooperative launches work): one cooperative kernel
   per run of steps. Its blocks own tiles of the grid and all take the same accept/reject decision,
-  so a run of up to `CHECK_INTERVAL` accepted steps is one launch and one read-back. Two kernels:
+  so a run of up to `CHECK_INTERVAL_PERSISTENT` accepted steps is one launch and one read-back.
+  Two kernels:
   kernels/curvature_persist.cu separates the five stages of an attempt by grid-wide barriers (the
   TILES variants; Willmore, and mean curvature where the next one does not fit); for mean
   curvature kernels/curvature_blocked.cu keeps each block's tile with a halo of five nodes in
@@ -87,6 +88,10 @@ BX, BY = 32, 8
 BLOCK = (BX, BY)
 GRAPH_ATTEMPTS = 32
 CHECK_INTERVAL = 512  # accepted steps between two finiteness checks of the state (base class)
+# the persistent path: a launch of CHECK_INTERVAL steps takes a few ms on a small grid and the
+# host's ~1 ms between two launches left the GPU idle (H200, 256² float32: 2048 steps a launch
+# +9 %; docs/BENCHMARKS.md, "Longer batches on small grids")
+CHECK_INTERVAL_PERSISTENT = 2048
 PROF_SHAPE = (3, 64, 48)  # PERSIST_PROFILE stamps: blocks, PROF_ATTEMPTS, PROF_EVENTS
 # indices into the control arrays (kernels/rkm_control.cuh)
 C_T, C_TAU, C_TRY, C_TEND, C_EPS, C_LASTDT = range(6)
@@ -247,7 +252,8 @@ class FusedRKM(SchemeBase):
         want = path or ("persistent" if choices else "graph")
         persistent = want == "persistent" and self._setup_persistent(choices, blocks, profile)
         self.path = "persistent" if persistent else "graph"
-        sim.check_interval = CHECK_INTERVAL
+        sim.check_interval = (CHECK_INTERVAL_PERSISTENT if self.path == "persistent"
+                              else CHECK_INTERVAL)
 
     def _setup_persistent(self, choices: list[str], blocks: int | None, profile: bool) -> bool:
         """Compile the cooperative kernel of the first variant in `choices` that fits and size its
@@ -352,6 +358,7 @@ class FusedRKM(SchemeBase):
                     continue
                 self.persist_error = f"{type(e).__name__}: {e}"
                 self.path = "graph"
+                self.sim.check_interval = CHECK_INTERVAL
                 self._capture()
                 return None  # run() goes on with graph batches (the control block is armed)
         return self.cti.get(stream=self.stream)

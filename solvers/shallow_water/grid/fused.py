@@ -35,12 +35,13 @@ it). With shock_fix off S stays 0 (the same fluxes bit for bit) and sw_sensor ne
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
 the defaults are production's.
 
-`run` (what `Simulation` uses) queues a batch of up to BATCH steps with no host round trip (every
-variant as CUDA graphs of GRAPH_STEPS steps, one launch each): the clock is kept on the
-device by core's DeviceClock (kernels/grid.cu `step_size`, the protocol of core's clock.cuh: Δt
-clamped to the end time, 0 once landed, each step's Δt recorded), and the host replays the
-recorded steps with core/clock.py: one host wait per batch instead of one per step, with the same times and states
-bit for bit. `step` keeps the per-step path (the host reads Δt after each step).
+`run` (what `Simulation` uses) queues a batch of up to BATCH steps (BATCH_SMALL on small grids)
+with no host round trip (every variant as CUDA graphs of GRAPH_STEPS steps, one launch each):
+the clock is kept on the device by core's DeviceClock (kernels/grid.cu `step_size`, the protocol
+of core's clock.cuh: Δt clamped to the end time, 0 once landed, each step's Δt recorded), and the
+host replays the recorded steps with core/clock.py: one host wait per batch instead of one per
+step, with the same times and states bit for bit. `step` keeps the per-step path (the host reads
+Δt after each step).
 """
 from __future__ import annotations
 
@@ -62,6 +63,12 @@ BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
 BATCH = 240  # steps a batched run queues at most between two host waits (5 graphs: no
 #             steps launched one by one at the end of a full batch)
+# on grids of at most SMALL_CELLS a batch takes only a few ms of GPU, and the host's work between
+# two batches (the clock's replay, the finiteness check, the next arming: ~1 ms, the GPU idle)
+# was a sixth of a step: batches of BATCH_SMALL steps (H200, order 3 at 256²: +5 to +10 %;
+# docs/BENCHMARKS.md, "Longer batches on small grids")
+SMALL_CELLS = 2**18
+BATCH_SMALL = 960
 # float32 strip kernel: up to 2048² the register cap of 6 blocks a SM (80 registers, no spills)
 # beats the default 8 (64 registers, spilling): H200, cure on, 1024² +11 %, 2048² +1.5 %; at
 # 4096² and 8192² the 8 wins by 2-4 % (docs/BENCHMARKS.md, issue 25)
@@ -131,7 +138,8 @@ class GridFused(SchemeBase):
                            (segs + BLOCK_STRIP[1] - 1) // BLOCK_STRIP[1])
         self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in kernels/grid.cu
         self._launch_args()
-        sim.check_interval = BATCH  # one batch between two finiteness checks
+        self.batch = BATCH_SMALL if cells <= SMALL_CELLS else BATCH
+        sim.check_interval = self.batch  # one batch between two finiteness checks
 
     def _launch_args(self) -> None:
         """The constant launch arguments (k_dt = 2 δ dx dy holds the live cfl)."""
@@ -277,14 +285,15 @@ class GridFused(SchemeBase):
     _graphs = None
 
     def run(self, count, t, t_end):
-        """Up to BATCH of `count` steps queued back to back, the clock on the device (core's
-        DeviceClock, see the module docstring); one host wait. The strip variant replays CUDA
+        """Up to `batch` (BATCH, or BATCH_SMALL on small grids) of `count` steps queued back to
+        back, the clock on the device (core's DeviceClock, see the module docstring); one host
+        wait. The strip variant replays CUDA
         graphs of GRAPH_STEPS steps (one launch each). Returns (steps taken, new t) as
         core/clock.py walks them; NonFiniteStep where a step's Δt is not finite. Every variant
         replays graphs (order 3: four launches a step, the launch-bound case at small sizes)."""
         cp = self.cp
         if self._clock is None:
-            self._clock = DeviceClock(cp, BATCH)
+            self._clock = DeviceClock(cp, self.batch)
         clk = self._clock
         count = clk.arm(count, t, t_end)
         inf = np.float64(np.inf)

@@ -247,10 +247,10 @@ def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
     """`GridFused.run` queues whole batches with the clock on the device (kernels/grid.cu
     step_size, core's DeviceClock and clock.cuh): the same t, step count and fields, bit for bit, as the host
     stepping one step at a time, also landing on an end time mid-batch, after a field was
-    replaced, a snapshot taken and the live cfl changed, and across batches (BATCH steps at most;
+    replaced, a snapshot taken and the live cfl changed, and across batches (`batch` steps at most;
     the strip variant as CUDA graphs of GRAPH_STEPS steps and single launches). The steps a batch queues after landing
     leave the state as it is (an SSP-RK3 stage with Δt = 0 would round it)."""
-    from pdestudio.solvers.shallow_water.grid.fused import BATCH, GridFused
+    from pdestudio.solvers.shallow_water.grid.fused import GridFused
     sims = []
     for stepwise in (False, True):
         ref, gpu = _pair(order, dtype, variant)
@@ -261,6 +261,7 @@ def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
         sims.append(gpu)
     a, b = sims
     assert hasattr(a.scheme, "run") and not hasattr(b.scheme, "run")
+    BATCH = a.scheme.batch  # (BATCH_SMALL on this small grid)
     for sim in (a, b):
         sim.advance(3.1e-3)  # a fresh scheme queues a whole batch: ~BATCH steps after landing
         sim.step(BATCH + 13)
