@@ -38,6 +38,13 @@ POSITIVE_CU = Path(__file__).parent / "kernels" / "positive.cu"
 KERNELS = ("rd_step_vec", "gs_step_padded", "rd_step_batch", "gs_step_batch")  # one compilation per real type
 BLOCK = 256
 GRAPH_STEPS = 64  # fixed steps of one CUDA graph (even: the double buffer comes back)
+# steps between two finiteness checks (Simulation.check_interval; the base class's 64 is one graph):
+# a step is a few µs on a small mesh, and the host's work between two chunks (the snapshot, the
+# check's reductions and sync, the next launch) cost as much as the steps. H200, steps/s with 64 /
+# 256 / 1024: gray-scott 20k vertices 164-181k / 276-279k / 319-340k, 1M 39-42k / 45k / 46k
+# (docs/BENCHMARKS.md, "Longer batches on small grids")
+CHECK_MESH = 2**21  # vertices
+CHECK_SMALL, CHECK_LARGE = 1024, 256  # steps between checks up to CHECK_MESH vertices, above
 
 
 class FusedEuler(SchemeBase):
@@ -60,6 +67,7 @@ class FusedEuler(SchemeBase):
         self.args = self.model_args()
         self._out = None
         self.graphs = True
+        sim.check_interval = CHECK_SMALL if self.n <= CHECK_MESH else CHECK_LARGE
 
     # ---- subclass hooks -----------------------------------------------------------------
     def prepare(self) -> None:
