@@ -62,7 +62,8 @@ BLOCKED = {"b16": (16, 256, 2), "b16x2": (16, 512, 2), "b24": (24, 512, 1), "b32
 # mean curvature's default: the first of these whose tiles (one block each) all fit on the device
 # at once, up to BLOCKED_MAX_NODES; else the five-barrier kernel's DEFAULT_VARIANT (up to
 # PERSISTENT_MAX_NODES) or the graph path. µs per attempt on the H200 (eoc-exact, `python -m
-# benchmarks.curvature.timing --parts attempts`): docs/BENCHMARKS.md, "One barrier an attempt".
+# benchmarks.curvature.timing --parts attempts`): docs/BENCHMARKS.md, "Mean curvature: one grid
+# barrier an attempt".
 BLOCKED_FIRST = ("b16x2", "b32")
 BLOCKED_MAX_NODES = 300_000
 DEFAULT_VARIANT = {False: "8", True: "8x2"}  # the five-barrier kernel's tile
@@ -180,7 +181,8 @@ def blocks_per_sm(kern, threads: int, props: dict, dynamic_smem: int = 0) -> int
 class FusedRKM(SchemeBase):
     """Buffers, control block and launches of the fused path of one simulation.
 
-    path     None (by size: persistent up to PERSISTENT_MAX_NODES, else graph), "persistent"
+    path     None (by size: persistent where a BLOCKED variant fits up to BLOCKED_MAX_NODES or
+             up to PERSISTENT_MAX_NODES, else graph), "persistent"
              (the graph path where cooperative launches fail: `persist_error` says why), "graph",
              or "launches" (the stage kernels launched one by one, no CUDA graph)
     variant  the persistent kernel's variant, a key of variants(willmore) (default: for mean

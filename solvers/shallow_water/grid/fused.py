@@ -136,7 +136,7 @@ class GridFused(SchemeBase):
         segs = (self.ny + M - 1) // M
         self.strip_grid = ((self.nx + STRIP - 1) // STRIP,
                            (segs + BLOCK_STRIP[1] - 1) // BLOCK_STRIP[1])
-        self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in kernels/grid.cu
+        self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in kernels/stage3.cuh
         self._launch_args()
         self.batch = BATCH_SMALL if cells <= SMALL_CELLS else BATCH
         sim.check_interval = self.batch  # one batch between two finiteness checks
@@ -287,10 +287,10 @@ class GridFused(SchemeBase):
     def run(self, count, t, t_end):
         """Up to `batch` (BATCH, or BATCH_SMALL on small grids) of `count` steps queued back to
         back, the clock on the device (core's DeviceClock, see the module docstring); one host
-        wait. The strip variant replays CUDA
-        graphs of GRAPH_STEPS steps (one launch each). Returns (steps taken, new t) as
-        core/clock.py walks them; NonFiniteStep where a step's Δt is not finite. Every variant
-        replays graphs (order 3: four launches a step, the launch-bound case at small sizes)."""
+        wait. The strip variant replays CUDA graphs of GRAPH_STEPS steps (one launch each).
+        Returns (steps taken, new t) as core/clock.py walks them; NonFiniteStep where a step's Δt
+        is not finite. Every variant replays graphs (order 3: three launches a step in float32,
+        five in float64, the launch-bound case at small sizes)."""
         cp = self.cp
         if self._clock is None:
             self._clock = DeviceClock(cp, self.batch)
