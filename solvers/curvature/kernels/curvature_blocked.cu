@@ -146,11 +146,7 @@ __device__ void blocked(T* u0, T* u1, const T* __restrict__ tx, const T* __restr
     extern __shared__ __align__(16) unsigned char dsm[];
     BlkSmem<T>& sm = *reinterpret_cast<BlkSmem<T>*>(dsm);
     const int tid = threadIdx.y * 32 + threadIdx.x;
-    Grid G;
-    G.n1 = n1; G.n2 = n2; G.nx1 = n1 + 1; G.ny1 = n2 + 1;
-    G.ntx = (n1 - 1 + BT - 1) / BT;
-    G.neumann = flags & FLAG_NEUMANN;
-    G.exact = flags & FLAG_EXACT;
+    const Grid G = make_grid(n1, n2, flags, BT);
     const int tyi = blockIdx.x / G.ntx, txi = blockIdx.x - tyi * G.ntx;  // one tile a block
     const int gi0 = 1 + BT * txi - HALO, gj0 = 1 + BT * tyi - HALO;      // node of position (0, 0)
     const int nb = 2 * (n1 + 1) + 2 * (n2 - 1);
@@ -166,21 +162,13 @@ __device__ void blocked(T* u0, T* u1, const T* __restrict__ tx, const T* __restr
     __syncthreads();
     unsigned long long target = 0;
     unsigned long long* bar = sync + SYNC_BAR;
-    const double PI = 3.14159265358979323846;
     bool reload = true;  // u changed (first attempt, or the last one was accepted)
     for (int a = 0; scti[I_ACTIVE]; ++a) {
-        const double t = sctl[C_T], tau_d = sctl[C_TRY];
-        const T tau = T(tau_d);
-        const int cur = scti[I_CUR];
-        const T* u = cur ? u1 : u0;
-        T* un = cur ? u0 : u1;
-        if (tid < 5 && G.exact) {  // ζ's time factors at the five stage times
-            const double c = tid == 0 ? 0.0 : (tid == 3 ? tau_d / 2.0 : (tid == 4 ? tau_d : tau_d / 3.0));
-            const double ts = t + c;
-            scz[tid] = T(cospi(ts));
-            szt[tid] = T(-PI * sinpi(ts));
-        }
-        if (blockIdx.x == 0 && tid == 0) sync[(a + 1) % 3] = 0ull;  // the slot of attempt a + 1
+        const Attempt<T> at = attempt_of(sctl, scti, u0, u1);
+        const T tau = at.tau;
+        const T* u = at.u;
+        T* un = at.un;
+        attempt_start(a, tid, at.t, at.tau_d, G.exact, scz, szt, sync);
         // this thread's first Dirichlet boundary node: its u is loaded now, used after stage 5
         const int qb = blockIdx.x + gridDim.x * tid;
         int bi = 0, bj = 0;
@@ -230,24 +218,9 @@ __device__ void blocked(T* u0, T* u1, const T* __restrict__ tx, const T* __restr
                 eb = rkm_finish(un, j * G.nx1 + i, uu, k1, k3, k4, k5, eb);
             }
         }
-        for (int o = 16; o > 0; o >>= 1) {  // the block's error maximum into this attempt's slot
-            const unsigned long long other = __shfl_down_sync(0xffffffffu, eb, o);
-            eb = other > eb ? other : eb;
-        }
-        if (threadIdx.x == 0) red[threadIdx.y] = eb;
-        __syncthreads();
-        if (tid == 0) {
-            for (int q = 1; q < NT / 32; ++q) eb = red[q] > eb ? red[q] : eb;
-            atomicMax(sync + a % 3, eb);
-        }
+        block_error_to<NT>(eb, red, sync + a % 3, tid);  // into this attempt's slot
         grid_barrier(bar, target);
-        if (tid == 0) {  // every block: the same decision from the same numbers
-            const double e = __longlong_as_double((long long)__ldcg(sync + a % 3)) / 3.0;
-            s_acc = rkm_decide(sctl, scti, e) ? 1 : 0;
-            if (s_acc) scti[I_CUR] ^= 1;
-        }
-        __syncthreads();
-        reload = s_acc;
+        reload = attempt_decide(sctl, scti, sync + a % 3, &s_acc, tid);
         if (reload && G.neumann) {  // u_new[b] = u_new[m] + (u[b] − u[m]) where this block owns m
             constexpr int n = BT + 2;
             FOR_ITEMS(n * n, q) {

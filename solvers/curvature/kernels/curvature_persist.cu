@@ -329,7 +329,6 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
     __syncthreads();
     unsigned long long target = 0;
     unsigned long long* bar = sync + SYNC_BAR;
-    const double PI = 3.14159265358979323846;
     int first = 1;  // the first stage of the attempt (2 after a rejection: f(t, u) is unchanged)
     const bool resident = ntiles <= (int)gridDim.x;  // one tile per block for the whole launch
     bool pre_resident = false;  // its forcing data is already in shared memory
@@ -343,18 +342,11 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
     const int gb = bj * G.nx1 + bi;
     T bx = T(0), by = T(0), bu = T(0), b1 = T(0), b3 = T(0), b4 = T(0);  // its values
     for (int a = 0; scti[I_ACTIVE]; ++a) {
-        const double t = sctl[C_T], tau_d = sctl[C_TRY];
-        const T tau = T(tau_d);
-        const int cur = scti[I_CUR];
-        const T* u = cur ? u1 : u0;
-        T* un = cur ? u0 : u1;
-        if (tid < 5 && G.exact) {  // ζ's time factors at the five stage times
-            const double c = tid == 0 ? 0.0 : (tid == 3 ? tau_d / 2.0 : (tid == 4 ? tau_d : tau_d / 3.0));
-            const double ts = t + c;
-            scz[tid] = T(cospi(ts));
-            szt[tid] = T(-PI * sinpi(ts));
-        }
-        if (blockIdx.x == 0 && tid == 0) sync[(a + 1) % 3] = 0ull;  // the slot of attempt a + 1
+        const Attempt<T> at = attempt_of(sctl, scti, u0, u1);
+        const T tau = at.tau;
+        const T* u = at.u;
+        T* un = at.un;
+        attempt_start(a, tid, at.t, at.tau_d, G.exact, scz, szt, sync);
 #ifdef PERSIST_PROFILE
         if (tid == 0) g_prof_attempt = a;  // read by the tile functions (same value in every block)
         PROF(a, 40);
@@ -444,31 +436,15 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                 }
             }
             pre_resident = resident;
-            if (s == 5) {  // block max of the bit patterns (non-negative doubles order as integers)
-                for (int o = 16; o > 0; o >>= 1) {
-                    const unsigned long long other = __shfl_down_sync(0xffffffffu, eb, o);
-                    eb = other > eb ? other : eb;
-                }
-                if (threadIdx.x == 0) red[threadIdx.y] = eb;
-                __syncthreads();
-                if (tid == 0) {
-                    for (int q = 1; q < NT / 32; ++q) eb = red[q] > eb ? red[q] : eb;
-                    atomicMax(sync + a % 3, eb);
-                }
-            }
+            if (s == 5) block_error_to<NT>(eb, red, sync + a % 3, tid);
             PROF(a, 8 * (s - 1) + 6);
             grid_barrier(bar, target);
             PROF(a, 8 * (s - 1) + 7);
         }
-        if (tid == 0) {  // every block: the same decision from the same numbers
-            const double e = __longlong_as_double((long long)__ldcg(sync + a % 3)) / 3.0;
-            s_acc = rkm_decide(sctl, scti, e) ? 1 : 0;
-            if (s_acc) scti[I_CUR] ^= 1;
-        }
-        __syncthreads();
+        const bool accepted = attempt_decide(sctl, scti, sync + a % 3, &s_acc, tid);
         PROF(a, 41);
-        first = s_acc ? 1 : 2;
-        if (s_acc && G.neumann) {  // u_new[b] = u_new[m] + (u[b] − u[m]), (19)–(20)
+        first = accepted ? 1 : 2;
+        if (accepted && G.neumann) {  // u_new[b] = u_new[m] + (u[b] − u[m]), (19)–(20)
             for (int q = qb; q < nb; q += gridDim.x * NT) {
                 int i, j;
                 boundary_node(q, G, i, j);

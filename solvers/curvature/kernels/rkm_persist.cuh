@@ -75,6 +75,34 @@ struct Grid {
     bool neumann, exact;
 };
 
+// The grid of an n1 × n2-cell launch with `flags`, tiles `tile_x` nodes wide.
+static __device__ __forceinline__ Grid make_grid(const int n1, const int n2, const int flags,
+                                                 const int tile_x)
+{
+    Grid G;
+    G.n1 = n1; G.n2 = n2; G.nx1 = n1 + 1; G.ny1 = n2 + 1;
+    G.ntx = (n1 - 1 + tile_x - 1) / tile_x;
+    G.neumann = flags & FLAG_NEUMANN;
+    G.exact = flags & FLAG_EXACT;
+    return G;
+}
+
+// An attempt's numbers from the control block (in shared memory): its time, its step, and the
+// state buffers it reads (u) and writes (un).
+template <typename T>
+struct Attempt {
+    double t, tau_d;
+    T tau;
+    const T* u;
+    T* un;
+};
+template <typename T>
+__device__ __forceinline__ Attempt<T> attempt_of(const double* sctl, const int* scti, T* u0, T* u1)
+{
+    const int cur = scti[I_CUR];
+    return {sctl[C_T], sctl[C_TRY], T(sctl[C_TRY]), cur ? u1 : u0, cur ? u0 : u1};
+}
+
 // Boundary node q of 2(n1+1) + 2(n2−1): the rows j = 0 and j = n2, then the columns i = 0, n1.
 static __device__ __forceinline__ void boundary_node(const int q, const Grid& G, int& i, int& j)
 {
@@ -109,4 +137,54 @@ __device__ __forceinline__ unsigned long long rkm_finish(T* un, const int g, con
     const unsigned long long b = rkm_error_bits(k1, k3, k4, k5);
     un[g] = rkm_new(uu, k1, k4, k5);
     return b > eb ? b : eb;
+}
+
+// The start of attempt a in every block: ζ's time factors at the five stage times (exact
+// forcing: threads 0–4 fill scz, szt) and the clearing of the error slot of attempt a + 1 (block
+// 0; three slots rotate, so no barrier clears them).
+template <typename T>
+__device__ __forceinline__ void attempt_start(const int a, const int tid, const double t,
+                                              const double tau_d, const bool exact, T* scz,
+                                              T* szt, unsigned long long* sync)
+{
+    if (tid < 5 && exact) {
+        const double c = tid == 0 ? 0.0 : (tid == 3 ? tau_d / 2.0 : (tid == 4 ? tau_d : tau_d / 3.0));
+        const double ts = t + c;
+        scz[tid] = T(cospi(ts));
+        szt[tid] = T(-3.14159265358979323846 * sinpi(ts));
+    }
+    if (blockIdx.x == 0 && tid == 0) sync[(a + 1) % 3] = 0ull;
+}
+
+// The block's maximum of the error bit patterns eb (non-negative doubles order as integers) into
+// the slot (atomicMax); red: one word a warp of the block's NT threads (blocks of 32 × NT/32).
+template <int NT>
+__device__ __forceinline__ void block_error_to(unsigned long long eb, unsigned long long* red,
+                                               unsigned long long* slot, const int tid)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long other = __shfl_down_sync(0xffffffffu, eb, o);
+        eb = other > eb ? other : eb;
+    }
+    if (threadIdx.x == 0) red[threadIdx.y] = eb;
+    __syncthreads();
+    if (tid == 0) {
+        for (int q = 1; q < NT / 32; ++q) eb = red[q] > eb ? red[q] : eb;
+        atomicMax(slot, eb);
+    }
+}
+
+// After the attempt's last grid barrier, in every block: the same decision from the same numbers
+// (thread 0 runs the controller on the reduced maximum; the state buffer flips on acceptance).
+// Returns whether the attempt was accepted.
+__device__ __forceinline__ bool attempt_decide(double* sctl, int* scti, const unsigned long long* slot,
+                                               int* s_acc, const int tid)
+{
+    if (tid == 0) {
+        const double e = __longlong_as_double((long long)__ldcg(slot)) / 3.0;
+        *s_acc = rkm_decide(sctl, scti, e) ? 1 : 0;
+        if (*s_acc) scti[I_CUR] ^= 1;
+    }
+    __syncthreads();
+    return *s_acc != 0;
 }

@@ -127,6 +127,14 @@ def test_gpu_cure_matches_reference_on_the_strong_shock(geometry, which, variant
     assert np.abs(off["hv"] - ref["hv"]).max() > 1e-4
 
 
+def _rough_flow(seed):
+    """A 41 × 100 state with compressions everywhere: random depths, momenta and bottom."""
+    rng = np.random.default_rng(seed)
+    shape = (41, 100)  # (ny, nx)
+    return {"H": 0.1 * rng.random(shape), "h": 0.5 + rng.random(shape),
+            "hu": rng.uniform(-0.6, 0.6, shape), "hv": rng.uniform(-0.6, 0.6, shape)}
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_gpu_folded_sensors_are_the_sensor_pass_bit_for_bit(dtype, monkeypatch):
@@ -135,10 +143,7 @@ def test_gpu_folded_sensors_are_the_sensor_pass_bit_for_bit(dtype, monkeypatch):
     bands (a grid that is no multiple of the 29-column strips or the bands of rows), so a run
     with the fold equals a run with a sensor pass before every step."""
     from pdestudio.solvers.shallow_water.grid.fused import GridFused
-    rng = np.random.default_rng(7)
-    shape = (41, 100)  # (ny, nx)
-    fields = {"H": 0.1 * rng.random(shape), "h": 0.5 + rng.random(shape),
-              "hu": rng.uniform(-0.6, 0.6, shape), "hv": rng.uniform(-0.6, 0.6, shape)}
+    fields = _rough_flow(7)
     runs = []
     for fold in (True, False):
         monkeypatch.setattr(GridFused, "FOLD_SENSOR", fold)
@@ -170,10 +175,7 @@ def test_gpu_order3_stage_sensors_are_the_sensor_pass_bit_for_bit(monkeypatch):
     four stage-kernel launches bit for bit (walls on every side, a grid that is no multiple of
     the 32 × 8 tiles, strong compressions everywhere; single steps, then CUDA graphs)."""
     from pdestudio.solvers.shallow_water.grid.fused import GridFused
-    rng = np.random.default_rng(11)
-    shape = (41, 100)  # (ny, nx)
-    fields = {"H": 0.1 * rng.random(shape), "h": 0.5 + rng.random(shape),
-              "hu": rng.uniform(-0.6, 0.6, shape), "hv": rng.uniform(-0.6, 0.6, shape)}
+    fields = _rough_flow(11)
     runs = []
     for fold in (True, False):
         monkeypatch.setattr(GridFused, "FOLD_SENSOR", fold)
