@@ -36,8 +36,10 @@ from .model import choose_dt
 CHECK = 64  # steps between two finiteness checks (one host synchronisation)
 # the same where the batch replays CUDA graphs (launch_many): each check is a host wait that
 # leaves the GPU idle while the host prepares the next block, ~4 µs a step at 64 (H200, 64
-# members of 20k vertices: 21 µs a step in the kernel, 29 in a sweep)
-CHECK_GRAPHS = 256
+# members of 20k vertices: 21 µs a step in the kernel, 29 in a sweep); at 256 still ~1 µs a step
+# (H200, float32, 20k vertices, µs a step with 256 / 1024: 32 members 10.3 / 9.3-9.5, 64 members
+# 16.9 / 15.9-16.0; docs/BENCHMARKS.md, "Longer batches on small grids")
+CHECK_GRAPHS = 1024
 
 
 class SurfaceEnsemble(EnsembleBase):
