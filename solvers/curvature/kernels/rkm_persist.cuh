@@ -4,6 +4,9 @@
 #pragma once
 #include "curvature_ops.cuh"
 #include "rkm_control.cuh"
+// the shared formulas below are rounded as written (add_rn, mul_rn), so both kernels give the
+// same bits
+#include "rounded.cuh"
 
 #define FLAG_NEUMANN 1
 #define FLAG_EXACT 2
@@ -32,14 +35,6 @@ static __device__ __forceinline__ void grid_barrier(unsigned long long* bar, uns
     }
     __syncthreads();
 }
-
-// Products and sums rounded as written: the compiler may not contract them into FMAs, whose
-// choice of operands can differ between the kernels that share these formulas (their states
-// are compared bit for bit).
-__device__ __forceinline__ float mul_rn(const float a, const float b) { return __fmul_rn(a, b); }
-__device__ __forceinline__ double mul_rn(const double a, const double b) { return __dmul_rn(a, b); }
-__device__ __forceinline__ float add_rn(const float a, const float b) { return __fadd_rn(a, b); }
-__device__ __forceinline__ double add_rn(const double a, const double b) { return __dadd_rn(a, b); }
 
 // The stage input u + Σ a_sm k_m with k_m = τ f_m (the operations of RungeKuttaMerson.step) from
 // the values at one node: u, f1, f2 (stage 3 only), f3 and f4 (stages 4–5).

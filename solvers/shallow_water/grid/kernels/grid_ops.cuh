@@ -3,19 +3,12 @@
 // grid/reference.py's cell_sensor for the maths). Needs grid.cu's SWD.
 #pragma once
 
-// Explicitly rounded arithmetic (never contracted into FMAs) for the time step.
-SWD float add_rn(float a, float b) { return __fadd_rn(a, b); }
-SWD float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-SWD float div_rn(float a, float b) { return __fdiv_rn(a, b); }
-SWD double add_rn(double a, double b) { return __dadd_rn(a, b); }
-SWD double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-SWD double div_rn(double a, double b) { return __ddiv_rn(a, b); }
-SWD float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
-SWD double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
+#include "rounded.cuh"  // add_rn, mul_rn, div_rn, fma_rn (core/kernels)
 
 // The shock sensor's velocity q / h and compression max(0, unL - unR), the same bits wherever they
-// are evaluated (sw_sensor and the folds of sw_strip1 and sw_stage3): the division is one explicit instruction
-// (float: the approximate one, a reciprocal and a product) and the subtraction is explicitly
+// are evaluated (sw_sensor and the folds of sw_strip1 and sw_stage3): the division is one
+// explicit instruction (float: the approximate one, a reciprocal and a product) and the
+// subtraction is explicitly
 // rounded, so that the compiler never fuses that product into it at one call site and not at
 // another (a plain '/' under --use_fast_math did).
 SWD float sens_div(float q, float h) { return __fdividef(q, h); }
