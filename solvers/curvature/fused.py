@@ -90,7 +90,7 @@ BLOCK = (BX, BY)
 GRAPH_ATTEMPTS = 32
 CHECK_INTERVAL = 512  # accepted steps between two finiteness checks of the state (base class)
 # the persistent path: a launch of CHECK_INTERVAL steps takes a few ms on a small grid and the
-# host's ~1 ms between two launches left the GPU idle (H200, 256² float32: 2048 steps a launch
+# GPU idles while the host checks and arms the next one (H200, 256² float32: 2048 steps a launch
 # +9 %; docs/BENCHMARKS.md, "Longer batches on small grids")
 CHECK_INTERVAL_PERSISTENT = 2048
 PROF_SHAPE = (3, 64, 48)  # PERSIST_PROFILE stamps: blocks, PROF_ATTEMPTS, PROF_EVENTS

@@ -64,9 +64,9 @@ STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
 BATCH = 240  # steps a batched run queues at most between two host waits (5 graphs: no
 #             steps launched one by one at the end of a full batch)
 # on grids of at most SMALL_CELLS a batch takes only a few ms of GPU, and the host's work between
-# two batches (the clock's replay, the finiteness check, the next arming: ~1 ms, the GPU idle)
-# was a sixth of a step: batches of BATCH_SMALL steps (H200, order 3 at 256²: +5 to +10 %;
-# docs/BENCHMARKS.md, "Longer batches on small grids")
+# two batches (the clock's replay, the finiteness check, the next arming; the GPU idle) was about
+# a fifth of the time (H200, order 3 at 256²: 25-26 µs a step against 20.6 µs of its kernels):
+# batches of BATCH_SMALL steps, +5 to +10 % (docs/BENCHMARKS.md, "Longer batches on small grids")
 SMALL_CELLS = 2**18
 BATCH_SMALL = 960
 # float32 strip kernel: up to 2048² the register cap of 6 blocks a SM (80 registers, no spills)
