@@ -190,6 +190,32 @@ def _include_options(dirs: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(f"-I{d}" for d in dirs) + (f"-DPDE_HEADERS_SHA1=0x{digest.hexdigest()[:16]}",)
 
 
+def blocks_per_sm(kern, threads: int, props: dict, dynamic_smem: int = 0) -> int:
+    """Resident blocks per SM for `kern` (registers, shared memory, threads, block slots)."""
+    regs = max(1, int(kern.num_regs))
+    regs_per_warp = -(-regs * 32 // 256) * 256
+    by_regs = props["regsPerMultiprocessor"] // (regs_per_warp * (threads // 32))
+    smem = int(kern.shared_size_bytes) + dynamic_smem + 1024  # 1 KiB per block is reserved
+    by_smem = props["sharedMemPerMultiprocessor"] // smem
+    by_threads = props["maxThreadsPerMultiProcessor"] // threads
+    return max(0, min(by_regs, by_smem, by_threads, props.get("maxBlocksPerMultiProcessor", 32)))
+
+
+def resident_blocks(kern, threads: int, dynamic_smem: int = 0) -> int:
+    """Blocks of `kern` the current device holds at once (all SMs): a launch of more blocks runs
+    in waves, the last one partly filled."""
+    import cupy as cp
+    props = device_props(cp.cuda.Device().id)
+    return props["multiProcessorCount"] * blocks_per_sm(kern, threads, props, dynamic_smem)
+
+
+@functools.lru_cache(maxsize=None)
+def device_props(device: int) -> dict:
+    """cudaGetDeviceProperties of a device (cached: the call takes about a millisecond)."""
+    import cupy as cp
+    return cp.cuda.runtime.getDeviceProperties(device)
+
+
 def load_kernels(cu_file: str | Path, dtype: str, templates: list[str],
                  options: tuple[str, ...] = (), cooperative: bool = False,
                  include_dirs: tuple[str | Path, ...] = ()) -> dict:

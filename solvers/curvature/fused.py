@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import clock
-from ..core.backend import load_kernels, on_stream
+from ..core.backend import blocks_per_sm, load_kernels, on_stream
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
 from .reference import neumann_fill
@@ -165,17 +165,6 @@ def _persistent_kernel(dtype, willmore, variant, options, profile, device):
     if nbytes > 48 * 1024:
         kern.max_dynamic_shared_size_bytes = nbytes
     return kern, nbytes, ks.get("persist_prof")
-
-
-def blocks_per_sm(kern, threads: int, props: dict, dynamic_smem: int = 0) -> int:
-    """Resident blocks per SM for `kern` (registers, shared memory, threads, block slots)."""
-    regs = max(1, int(kern.num_regs))
-    regs_per_warp = -(-regs * 32 // 256) * 256
-    by_regs = props["regsPerMultiprocessor"] // (regs_per_warp * (threads // 32))
-    smem = int(kern.shared_size_bytes) + dynamic_smem + 1024  # 1 KiB per block is reserved
-    by_smem = props["sharedMemPerMultiprocessor"] // smem
-    by_threads = props["maxThreadsPerMultiProcessor"] // threads
-    return max(0, min(by_regs, by_smem, by_threads, props.get("maxBlocksPerMultiProcessor", 32)))
 
 
 class FusedRKM(SchemeBase):

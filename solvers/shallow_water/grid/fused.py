@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.device_clock import DeviceClock, GraphCache
-from ...core.backend import load_kernels
+from ...core.backend import load_kernels, resident_blocks
 from ...core.scheme import SchemeBase
 from .reference import SSP3
 
@@ -80,6 +80,25 @@ STAGE_MINB3_CELLS = 2**17
 SW3_STAGE, SW3_RATES, SW3_FORMED = 0, 1, 2  # sw_stage3's modes (kernels/stage3.cuh)
 GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffers take the
 #                   state's roles in a cycle of 4 steps, the z_max slots in one of 3)
+
+
+def strip_rows(nx: int, ny: int, resident: int) -> int:
+    """Rows per warp of sw_strip1 on a grid of fewer than 2^22 cells. A warp sweeps its M rows
+    plus one on each side, and the kernel is bound by instruction issue, so a launch costs about
+    (M + 2) row sweeps times the waves of blocks it needs (`resident` blocks run at once; a wave
+    only partly filled costs nearly a whole one on the SMs that hold more than the others): the M
+    in [6, 32] with the least ceil(blocks / resident) (M + 2), the smallest among equals. H200,
+    float32, 1024²: M = 12 fills exactly one wave of 792 blocks, 29.3k steps/s against 24.9k with
+    M = 8 (1.45 waves); 512²: M = 6, 71.3k against 63.5k (docs/BENCHMARKS.md, "Rows per warp by
+    waves"). On larger grids many waves make the tail small and the halo rows count: 16 and 32."""
+    strips = -(-nx // STRIP)
+    best = None
+    for m in range(6, 33):
+        blocks = strips * -(-(-(-ny // m)) // BLOCK_STRIP[1])
+        cost = -(-blocks // max(1, resident)) * (m + 2)
+        if best is None or cost < best[0]:
+            best = (cost, m)
+    return best[1]
 
 
 class GridFused(SchemeBase):
@@ -126,7 +145,8 @@ class GridFused(SchemeBase):
         n = self.nx * self.ny
         if rows is None:  # rows per warp (strip); PDESTUDIO_STRIP_ROWS: a tuning/test knob
             rows = int(os.environ.get("PDESTUDIO_STRIP_ROWS", "0") or 0) or (
-                8 if n < 2**22 else (16 if n < 2**24 else 32))
+                strip_rows(self.nx, self.ny, resident_blocks(self.k["sw_strip1"], 128))
+                if n < 2**22 else (16 if n < 2**24 else 32))
         self.rows = rows
         self.pinned = cp.cuda.alloc_pinned_memory(8)
         self.host_z = np.frombuffer(self.pinned, dtype=self.real, count=1)
