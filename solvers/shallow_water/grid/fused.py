@@ -70,8 +70,9 @@ BATCH = 240  # steps a batched run queues at most between two host waits (5 grap
 SMALL_CELLS = 2**18
 BATCH_SMALL = 960
 # float32 strip kernel: up to 2048² the register cap of 6 blocks a SM (80 registers, no spills)
-# beats the default 8 (64 registers, spilling): H200, cure on, 1024² +11 %, 2048² +1.5 %; at
-# 4096² and 8192² the 8 wins by 2-4 % (docs/BENCHMARKS.md, issue 25)
+# beats the default 8 (64 registers, spilling): H200, cure on, 1024² +11 %, 2048² +1.5 %; above,
+# a cap of 7 (72 registers, no spills) beats both: 4096² +2.5 %, 8192² +2 % over 8, while up to
+# 2000² 6 with its rows beats 7 with its by 2-5 % (docs/BENCHMARKS.md, "Rows per warp by waves")
 MINB6_CELLS = 2048 * 2048
 # float32 sw_stage3: on launch-bound grids a cap of 3 resident blocks a SM (more registers, fewer
 # spills) beats the default 4 (H200, docs/BENCHMARKS.md, "Shallow water order 3 in three
@@ -117,8 +118,8 @@ class GridFused(SchemeBase):
         from ..model import grid_shape  # (model.py imports this module)
         tuning = dict(tuning or {})
         cells = math.prod(grid_shape(sim.params))  # the whole grid (a decomposed run: all ranks')
-        if dtype == "float32" and "SW_STRIP_MINB" not in tuning and cells <= MINB6_CELLS:
-            tuning["SW_STRIP_MINB"] = 6
+        if dtype == "float32" and "SW_STRIP_MINB" not in tuning:
+            tuning["SW_STRIP_MINB"] = 6 if cells <= MINB6_CELLS else 7
         if dtype == "float32" and "SW_STAGE_MINB" not in tuning and cells <= STAGE_MINB3_CELLS:
             tuning["SW_STAGE_MINB"] = 3
         opts += tuple(f"-D{k}={int(v)}" for k, v in sorted(tuning.items()))
