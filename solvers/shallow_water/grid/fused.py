@@ -84,11 +84,12 @@ GRAPH_STEPS = 48  # steps of one CUDA graph (a multiple of 12: the output buffer
 
 
 def strip_rows(nx: int, ny: int, resident: int) -> int:
-    """Rows per warp of sw_strip1 on a grid of fewer than 2^22 cells. A warp sweeps its M rows
-    plus one on each side, and the kernel is bound by instruction issue, so a launch costs about
-    (M + 2) row sweeps times the waves of blocks it needs (`resident` blocks run at once; a wave
-    only partly filled costs nearly a whole one on the SMs that hold more than the others): the M
-    in [6, 32] with the least ceil(blocks / resident) (M + 2), the smallest among equals. H200,
+    """Rows per warp of sw_strip1 on a grid of fewer than 2^22 cells. A warp's loop passes its M
+    rows, one on each side and one more before (kernels/grid.cu), and the kernel is bound by
+    instruction issue, so a launch costs about M + 3 row passes times the waves of blocks it needs
+    (`resident` blocks run at once; a wave only partly filled costs nearly a whole one on the SMs
+    that hold more than the others): the M in [6, 32] with the least ceil(blocks / resident)
+    (M + 3), the smallest among equals. H200,
     float32, 1024²: M = 12 fills exactly one wave of 792 blocks, 29.3k steps/s against 24.9k with
     M = 8 (1.45 waves); 512²: M = 6, 71.3k against 63.5k (docs/BENCHMARKS.md, "Rows per warp by
     waves"). On larger grids many waves make the tail small and the halo rows count: 16 and 32."""
@@ -96,7 +97,7 @@ def strip_rows(nx: int, ny: int, resident: int) -> int:
     best = None
     for m in range(6, 33):
         blocks = strips * -(-(-(-ny // m)) // BLOCK_STRIP[1])
-        cost = -(-blocks // max(1, resident)) * (m + 2)
+        cost = -(-blocks // max(1, resident)) * (m + 3)
         if best is None or cost < best[0]:
             best = (cost, m)
     return best[1]
