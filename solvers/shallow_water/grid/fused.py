@@ -89,10 +89,11 @@ def strip_rows(nx: int, ny: int, resident: int) -> int:
     instruction issue, so a launch costs about M + 3 row passes times the waves of blocks it needs
     (`resident` blocks run at once; a wave only partly filled costs nearly a whole one on the SMs
     that hold more than the others): the M in [6, 32] with the least ceil(blocks / resident)
-    (M + 3), the smallest among equals. H200,
-    float32, 1024²: M = 12 fills exactly one wave of 792 blocks, 29.3k steps/s against 24.9k with
-    M = 8 (1.45 waves); 512²: M = 6, 71.3k against 63.5k (docs/BENCHMARKS.md, "Rows per warp by
-    waves"). On larger grids many waves make the tail small and the halo rows count: 16 and 32."""
+    (M + 3), the smallest among equals. H200, float32, 1024²: M = 12 fills exactly one wave of
+    792 blocks, 29.3k steps/s against 24.9k with M = 8 (1.45 waves); 512²: M = 6, 71.3k against
+    63.5k; float64 (396 resident) +15 to +20 % from 512² to 2000² (docs/BENCHMARKS.md, "Rows per
+    warp by waves"). On larger grids many waves make the tail small and the halo rows count: 16
+    and 32."""
     strips = -(-nx // STRIP)
     best = None
     for m in range(6, 33):
