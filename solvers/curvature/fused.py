@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core import clock
-from ..core.backend import blocks_per_sm, load_kernels, on_stream
+from ..core.backend import blocks_per_sm, device_props, load_kernels, on_stream
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
 from .reference import neumann_fill
@@ -255,7 +255,7 @@ class FusedRKM(SchemeBase):
             dev = cp.cuda.Device()
             if not dev.attributes.get("CooperativeLaunch", 1):
                 raise RuntimeError("the device does not support cooperative launches")
-            props = cp.cuda.runtime.getDeviceProperties(dev.id)
+            props = device_props(dev.id)
             self._nsm = nsm = props["multiProcessorCount"]
             why = "no persistent variant for this grid"
             for v in choices:

@@ -94,14 +94,14 @@ def strip_rows(nx: int, ny: int, resident: int) -> int:
     63.5k; float64 (396 resident) +15 to +20 % from 512² to 2000² (docs/BENCHMARKS.md, "Rows per
     warp by waves"). On larger grids many waves make the tail small and the halo rows count: 16
     and 32."""
-    strips = -(-nx // STRIP)
-    best = None
-    for m in range(6, 33):
-        blocks = strips * -(-(-(-ny // m)) // BLOCK_STRIP[1])
-        cost = -(-blocks // max(1, resident)) * (m + 3)
-        if best is None or cost < best[0]:
-            best = (cost, m)
-    return best[1]
+    def ceil(a: int, b: int) -> int:
+        return -(-a // b)
+
+    def cost(m: int) -> int:
+        blocks = ceil(nx, STRIP) * ceil(ceil(ny, m), BLOCK_STRIP[1])
+        return ceil(blocks, max(1, resident)) * (m + 3)
+
+    return min(range(6, 33), key=cost)  # (min keeps the first, the smallest, among equals)
 
 
 class GridFused(SchemeBase):
