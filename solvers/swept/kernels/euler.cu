@@ -95,29 +95,4 @@ struct EulerOp {
 #define EULER_ARGS T lam, T gamma, int periodic, T gl0, T gl1, T gl2, T gr0, T gr1, T gr2
 #define EULER_OP EulerOp<T>{lam, gamma, periodic, {gl0, gl1, gl2}, {gr0, gr1, gr2}}
 
-template <typename T>
-__global__ void euler_classic(const T* __restrict__ A, const T* B, T* out, int n, int par,
-                              EULER_ARGS)
-{
-    classic_tier(EULER_OP, A, B, out, n, par);
-}
-
-template <typename T>
-__global__ void euler_up(const T* __restrict__ u, T* __restrict__ E, int n, EULER_ARGS)
-{
-    swept_up(EULER_OP, u, E, n);
-}
-
-template <typename T>
-__global__ void euler_diamond(const T* __restrict__ Ein, T* __restrict__ Eout, int n, int shift,
-                              EULER_ARGS)
-{
-    swept_diamond(EULER_OP, Ein, Eout, n, shift);
-}
-
-template <typename T>
-__global__ void euler_down(const T* __restrict__ Ein, T* __restrict__ u, int n, int shift,
-                           EULER_ARGS)
-{
-    swept_down(EULER_OP, Ein, u, n, shift);
-}
+SWEPT_KERNELS(euler, EULER_ARGS, EULER_OP)

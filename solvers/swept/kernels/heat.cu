@@ -23,27 +23,6 @@ struct HeatOp {
     }
 };
 
-template <typename T>
-__global__ void heat_classic(const T* __restrict__ A, const T* B, T* out, int n, int par, T fo)
-{
-    classic_tier(HeatOp<T>{fo}, A, B, out, n, par);
-}
-
-template <typename T>
-__global__ void heat_up(const T* __restrict__ u, T* __restrict__ E, int n, T fo)
-{
-    swept_up(HeatOp<T>{fo}, u, E, n);
-}
-
-template <typename T>
-__global__ void heat_diamond(const T* __restrict__ Ein, T* __restrict__ Eout, int n, int shift,
-                             T fo)
-{
-    swept_diamond(HeatOp<T>{fo}, Ein, Eout, n, shift);
-}
-
-template <typename T>
-__global__ void heat_down(const T* __restrict__ Ein, T* __restrict__ u, int n, int shift, T fo)
-{
-    swept_down(HeatOp<T>{fo}, Ein, u, n, shift);
-}
+#define HEAT_ARGS T fo
+#define HEAT_OP HeatOp<T>{fo}
+SWEPT_KERNELS(heat, HEAT_ARGS, HEAT_OP)

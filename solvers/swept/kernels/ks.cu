@@ -36,27 +36,4 @@ struct KSOp {
 #define KS_ARGS T dt, T c1, T c2, T c4
 #define KS_OP KSOp<T>{dt, c1, c2, c4}
 
-template <typename T>
-__global__ void ks_classic(const T* __restrict__ A, const T* B, T* out, int n, int par, KS_ARGS)
-{
-    classic_tier(KS_OP, A, B, out, n, par);
-}
-
-template <typename T>
-__global__ void ks_up(const T* __restrict__ u, T* __restrict__ E, int n, KS_ARGS)
-{
-    swept_up(KS_OP, u, E, n);
-}
-
-template <typename T>
-__global__ void ks_diamond(const T* __restrict__ Ein, T* __restrict__ Eout, int n, int shift,
-                           KS_ARGS)
-{
-    swept_diamond(KS_OP, Ein, Eout, n, shift);
-}
-
-template <typename T>
-__global__ void ks_down(const T* __restrict__ Ein, T* __restrict__ u, int n, int shift, KS_ARGS)
-{
-    swept_down(KS_OP, Ein, u, n, shift);
-}
+SWEPT_KERNELS(ks, KS_ARGS, KS_OP)

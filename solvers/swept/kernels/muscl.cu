@@ -136,29 +136,4 @@ struct MusclOp {
 #define MUSCL_ARGS T lam, T gamma, int periodic, T gl0, T gl1, T gl2, T gr0, T gr1, T gr2
 #define MUSCL_OP MusclOp<T>{lam, gamma, periodic, {gl0, gl1, gl2}, {gr0, gr1, gr2}}
 
-template <typename T>
-__global__ void muscl_classic(const T* __restrict__ A, const T* B, T* out, int n, int par,
-                              MUSCL_ARGS)
-{
-    classic_tier(MUSCL_OP, A, B, out, n, par);
-}
-
-template <typename T>
-__global__ void muscl_up(const T* __restrict__ u, T* __restrict__ E, int n, MUSCL_ARGS)
-{
-    swept_up(MUSCL_OP, u, E, n);
-}
-
-template <typename T>
-__global__ void muscl_diamond(const T* __restrict__ Ein, T* __restrict__ Eout, int n, int shift,
-                              MUSCL_ARGS)
-{
-    swept_diamond(MUSCL_OP, Ein, Eout, n, shift);
-}
-
-template <typename T>
-__global__ void muscl_down(const T* __restrict__ Ein, T* __restrict__ u, int n, int shift,
-                           MUSCL_ARGS)
-{
-    swept_down(MUSCL_OP, Ein, u, n, shift);
-}
+SWEPT_KERNELS(muscl, MUSCL_ARGS, MUSCL_OP)

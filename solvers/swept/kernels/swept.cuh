@@ -155,3 +155,31 @@ __device__ void swept_down(const Op& op, const T* __restrict__ Ein, T* __restric
 #pragma unroll
     for (int c = 0; c < Op::NV; ++c) u[(size_t)c * n + g] = s[c * SW + Op::R + x];  // row 0
 }
+
+// The four kernels of a scheme (NAME_classic, NAME_up, NAME_diamond, NAME_down) that the host
+// launches (swept/fused.py): ARGS, the scheme's parameters as kernel arguments (a macro of T
+// that may hold commas, e.g. HEAT_ARGS), and OP, the Op built from them (e.g. HEAT_OP).
+#define SWEPT_KERNELS(NAME, ARGS, OP)                                                            \
+    template <typename T>                                                                        \
+    __global__ void NAME##_classic(const T* __restrict__ A, const T* B, T* out, int n, int par,  \
+                                   ARGS)                                                         \
+    {                                                                                            \
+        classic_tier(OP, A, B, out, n, par);                                                     \
+    }                                                                                            \
+    template <typename T>                                                                        \
+    __global__ void NAME##_up(const T* __restrict__ u, T* __restrict__ E, int n, ARGS)           \
+    {                                                                                            \
+        swept_up(OP, u, E, n);                                                                   \
+    }                                                                                            \
+    template <typename T>                                                                        \
+    __global__ void NAME##_diamond(const T* __restrict__ Ein, T* __restrict__ Eout, int n,       \
+                                   int shift, ARGS)                                              \
+    {                                                                                            \
+        swept_diamond(OP, Ein, Eout, n, shift);                                                  \
+    }                                                                                            \
+    template <typename T>                                                                        \
+    __global__ void NAME##_down(const T* __restrict__ Ein, T* __restrict__ u, int n, int shift,  \
+                                ARGS)                                                            \
+    {                                                                                            \
+        swept_down(OP, Ein, u, n, shift);                                                        \
+    }
