@@ -138,11 +138,7 @@ __device__ void blocked(T* u0, T* u1, const T* __restrict__ tx, const T* __restr
                         double* ctl, int* cti, unsigned long long* sync, const int n1, const int n2,
                         const T ih1, const T ih2, const T F, const int flags)
 {
-    __shared__ double sctl[8];
-    __shared__ int scti[16];
-    __shared__ T scz[5], szt[5];
-    __shared__ int s_acc;
-    __shared__ unsigned long long red[NT / 32];
+    RKM_PERSIST_SHARED(T, NT);
     extern __shared__ __align__(16) unsigned char dsm[];
     BlkSmem<T>& sm = *reinterpret_cast<BlkSmem<T>*>(dsm);
     const int tid = threadIdx.y * 32 + threadIdx.x;

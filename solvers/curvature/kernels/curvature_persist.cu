@@ -309,11 +309,7 @@ __device__ void persist(T* u0, T* u1, T* f1, T* f2, T* f3, T* f4, const T* __res
                         unsigned long long* sync, const int n1, const int n2, const T ih1,
                         const T ih2, const T F, const int flags)
 {
-    __shared__ double sctl[8];
-    __shared__ int scti[16];
-    __shared__ T scz[5], szt[5];
-    __shared__ int s_acc;
-    __shared__ unsigned long long red[NT / 32];
+    RKM_PERSIST_SHARED(T, NT);
     extern __shared__ __align__(16) unsigned char dsm[];
     using SmemT = typename pick<WILLMORE, WmSmem<T, TY>, McSmem<T, TY>>::type;
     const int tid = threadIdx.y * TX + threadIdx.x;

@@ -82,6 +82,16 @@ static __device__ __forceinline__ Grid make_grid(const int n1, const int n2, con
     return G;
 }
 
+// The static shared memory both cooperative kernels keep (declared in their kernel body): the
+// control block's doubles and ints, the stage times' scratch, the attempt's verdict and the
+// error reduction's warp partials (NT threads a block).
+#define RKM_PERSIST_SHARED(T, NT)               \
+    __shared__ double sctl[8];                  \
+    __shared__ int scti[16];                    \
+    __shared__ T scz[5], szt[5];                \
+    __shared__ int s_acc;                       \
+    __shared__ unsigned long long red[(NT) / 32]
+
 // An attempt's numbers from the control block (in shared memory): its time, its step, and the
 // state buffers it reads (u) and writes (un).
 template <typename T>
