@@ -10,9 +10,12 @@ shown field is its own height.
 Resolution: colour and lighting are computed per pixel from every value of the field (where a
 pixel covers several cells it shows the one that stands out most, glsl.PICK), up to 16384 values
 a side (beyond, every s-th value: level of detail by texture sampling). The surface's geometry
-has a vertex at every value up to 4096 a side on a GPU (beyond, every s-th); on a software
-renderer (Mesa llvmpipe), whose cost is per triangle, at most SOFT_SIDE vertices a side: the
-silhouette is coarser there, the colours and shading are not. `geometry` says which.
+(its silhouette and depth; not its colours or shading) has about DENSITY vertices a pixel along
+its longer edge as drawn, re-chosen at every draw (zooming in brings every value back as a
+vertex), and at most MAX_SIDE a side on a GPU: triangles smaller than a pixel cost the GPU
+raster time, shared with the solver, and add nothing to the picture. On a software renderer
+(Mesa llvmpipe), whose cost is per triangle, at most SOFT_SIDE vertices a side. `geometry`
+says which.
 """
 from __future__ import annotations
 
@@ -23,10 +26,12 @@ from .axes import Axes3D, AutoFit
 from .base import View, add_axis, fonts
 from .colors import ColorScale
 from .textures import software_renderer
-from .visuals import HeightFieldNode, ImageNode, Tiles
+from .visuals import HeightFieldNode, ImageNode, TileSet
 
-MAX_SIDE = 4096   # vertices a side on a GPU
+MAX_SIDE = 4096   # vertices a side on a GPU at most
 SOFT_SIDE = 128   # vertices a side on a software renderer
+DENSITY = 1.0     # vertices a pixel along the surface's longer edge on a GPU (0: every value,
+#                   up to MAX_SIDE)
 GROWTH = 0.5      # heights beyond the fitted range by this fraction of its span: fit again
 OTHER_COLORS = ((0.62, 0.50, 0.36, 1.0), (0.85, 0.55, 0.25, 1.0), (0.55, 0.60, 0.65, 1.0))
 SEE_THROUGH = 0.45  # opacity of a surface lying above the coloured one (e.g. a free surface)
@@ -71,6 +76,7 @@ class SurfaceView(View):
         self.fit = None       # (height names, zmid, zscale, zlo, zhi)
         self.mids: list = []  # mid-height of each surface at the fit (which lies above)
         self.geometry = ""
+        self.soft = False
         self.lod_note = ""    # said in the title when not every value is a vertex
         self.vb.camera = scene.TurntableCamera(fov=40, elevation=32, azimuth=-50)
         self.axes = Axes3D(self.vb.scene, fonts(canvas))
@@ -89,30 +95,36 @@ class SurfaceView(View):
         for node in self.nodes:
             node.parent = None
         soft = software_renderer(self.canvas)
-        self.nodes, tiles = [], {}
+        self.nodes, tilesets = [], {}
         for name in heights:
             ft = self.textures[name]
             side = SOFT_SIDE if soft is not False else MAX_SIDE
-            step = max(1, -(-max(ft.tex_shape) // side))
-            key = (ft.tex_shape, step)
-            if key not in tiles:
-                tiles[key] = Tiles(ft.tex_shape, step)
+            least = max(1, -(-max(ft.tex_shape) // side))
+            if ft.tex_shape not in tilesets:
+                tilesets[ft.tex_shape] = TileSet(ft.tex_shape)
             s = ft.stride
-            node = HeightFieldNode(tiles[key], ft, ft, (self.x0, self.dx * s, self.y0,
-                                                        self.dy * s), parent=self.vb.scene)
+            node = HeightFieldNode(tilesets[ft.tex_shape], ft, ft,
+                                   (self.x0, self.dx * s, self.y0, self.dy * s), least=least,
+                                   density=DENSITY if soft is False else 0.0,
+                                   fallback_px=max(self.canvas.physical_size),
+                                   parent=self.vb.scene)
             node.bounds_xyz = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent))
             self.nodes.append(node)
-        t, ft = next(iter(tiles.values())), self.textures[heights[0]]
-        nv = -(-(max(ft.tex_shape) - 1) // t.step) + 1
-        self.geometry = (f"geometry {nv}² vertices"
-                         + (" (software renderer)" if soft is not False and t.step > 1 else ""))
+        self.built = (tuple(heights), soft is None)
+        self.soft = soft is not False
+        self.fit = None
+
+    def _geometry_note(self) -> None:
+        """`geometry` and the title's note from the geometry drawn last."""
+        node, ft = self.nodes[0], self.textures[self.built[0][0]]
+        t = node.tiles
+        self.geometry = (f"geometry {t.side}² vertices"
+                         + (" (software renderer)" if self.soft and t.step > 1 else ""))
         lod = [f"every {ft.stride}th value"] if ft.stride > 1 else []
         if t.step > 1:
-            lod.append(f"shape from {nv}² vertices"
-                       + (", software renderer" if soft is not False else ""))
+            lod.append(f"shape from {t.side}² vertices"
+                       + (", software renderer" if self.soft else ""))
         self.lod_note = f"   [{'; '.join(lod)}]" if lod else ""
-        self.built = (tuple(heights), soft is None)
-        self.fit = None
 
     def set_frame(self, frame, field, scale: ColorScale):
         heights = self._heights(field)
@@ -142,6 +154,8 @@ class SurfaceView(View):
                 node.set_color(other_color(i, up))
                 node.set_colormap(lut, (lo, hi))  # unused by a fixed colour, but set
         self.limits = (lo, hi)
+        self.nodes[0].pick_tiles()
+        self._geometry_note()
         self._set_title(field, frame, self.lod_note)
         self._update_colorbar(scale, (lo, hi), field)
         return lo, hi

@@ -1,8 +1,9 @@
 """The VisPy visuals of the views: custom shaders that draw fields held in float textures
 (textures.py), so a frame changes only the textures' contents and a few uniforms.
 
-    HeightField   a grid field as a lit surface: a grid of vertices built once (drawn in tiles
-                  of at most TILE² vertices), heights sampled from the height texture in the
+    HeightField   a grid field as a lit surface: a grid of vertices (drawn in tiles of at most
+                  TILE² vertices; a vertex every `step` texels, chosen at each draw from the
+                  surface's size on the screen), heights sampled from the height texture in the
                   vertex shader; colour (a field's texture through the colour map, or one fixed
                   colour) and normals (from neighbouring texels) per fragment
     FieldImage    a field texture on a rectangle (the image view), or a ring of rows (the
@@ -54,8 +55,7 @@ class _TextureVisual(Visual):
 # ---- grid surfaces --------------------------------------------------------------------------------
 class Tiles:
     """The vertex grid of a surface: one tile of up to TILE² vertices (index attribute a_ij and
-    triangles, built once) drawn at several offsets. `step` texels between vertices: 1 (every
-    value a vertex) up to 4096² vertices, more on software renderers (see surface.py)."""
+    triangles, built once) drawn at several offsets, `step` texels between vertices."""
 
     def __init__(self, tex_shape, step: int = 1):
         ny, nx = tex_shape
@@ -72,6 +72,44 @@ class Tiles:
         self.offsets = [(float(bx * (tx - 1) * step), float(by * (ty - 1) * step))
                         for by in range(ky) for bx in range(kx)]
         self.vertices = tx * ty * len(self.offsets)
+        self.side = max(nvx, nvy)  # vertices along the longer side
+
+
+class TileSet:
+    """The vertex grids of one texture shape, one per step, each built when first drawn (the
+    surfaces of a view share them)."""
+
+    def __init__(self, tex_shape):
+        self.tex_shape = tuple(tex_shape)
+        self._by_step: dict[int, Tiles] = {}
+
+    def at(self, step: int) -> Tiles:
+        if step not in self._by_step:
+            self._by_step[step] = Tiles(self.tex_shape, step)
+        return self._by_step[step]
+
+
+def screen_step(corners_px, side: int, density: float, least: int,
+                fallback_px: float = 0.0) -> int:
+    """Texels between a surface's vertices so that it has about `density` vertices a pixel
+    along its longer edge on the screen: `corners_px` are its four corners (in order around
+    it) in framebuffer pixels, `side` its texels along the longer side. A power of two (so
+    small camera moves rarely change it), at least `least`. Where the corners are unknown
+    (None: behind the camera, or the view not laid out yet) the edge is taken as
+    `fallback_px` (the canvas's size), or, without one, every value up to `least`."""
+    if density <= 0:
+        return least
+    want = 0.0
+    if corners_px is not None:
+        c = np.asarray(corners_px, np.float64)
+        want = density * float(np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1).max())
+    if not np.isfinite(want) or want < 1:
+        want = density * fallback_px
+        if want < 1:
+            return least
+    step = int((side - 1) // want)
+    step = 1 << (step.bit_length() - 1) if step > 1 else 1
+    return max(least, step)
 
 
 _HF_VERT = glsl.TEXEL + """
@@ -124,15 +162,25 @@ void main() {
 
 
 class HeightFieldVisual(_TextureVisual):
-    """A lit surface z = height(x, y) from a grid field's texture (see the module docstring)."""
+    """A lit surface z = height(x, y) from a grid field's texture (see the module docstring).
 
-    def __init__(self, tiles: Tiles, height, value, xy, z=(0.0, 1.0)):
+    Geometry: a vertex every `step` texels, where step is the least power of two that leaves
+    about `density` vertices a pixel along the surface's longer edge as drawn (triangles
+    smaller than a pixel add raster work and nothing to the picture, whose colour and
+    shading are per pixel from every texel), and at least `least` (a cap on the vertices).
+    `density` 0: always `least`. `tiles` is the step drawn last."""
+
+    def __init__(self, tileset: TileSet, height, value, xy, z=(0.0, 1.0), least: int = 1,
+                 density: float = 0.0, fallback_px: float = 0.0):
         Visual.__init__(self, vcode=_HF_VERT, fcode=_HF_FRAG)
-        self.tiles = tiles
+        self.tileset, self.least, self.density = tileset, int(least), float(density)
+        self.fallback_px = float(fallback_px)  # the edge in pixels before the first layout
         self.bounds_xyz = ((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         p = self.shared_program
-        p["a_ij"] = tiles.a_ij
-        p["u_step"] = float(tiles.step)
+        self.tiles = None
+        self.xy = (0.0, 1.0, 0.0, 1.0)
+        self._use(tileset.at(screen_step(None, max(tileset.tex_shape), self.density,
+                                         self.least, self.fallback_px)))
         p["u_offset"] = (0.0, 0.0)
         p["u_light"] = LIGHT
         p["u_mode"] = 0.0
@@ -150,7 +198,38 @@ class HeightFieldVisual(_TextureVisual):
 
     def set_xy(self, xy) -> None:
         """(x0, dx, y0, dy): the position of height texel (i, j) is (x0 + i dx, y0 + j dy)."""
-        self.shared_program["u_xy"] = tuple(float(v) for v in xy)
+        self.xy = tuple(float(v) for v in xy)
+        self.shared_program["u_xy"] = self.xy
+
+    def _use(self, tiles: Tiles) -> None:
+        if tiles is not self.tiles:
+            self.tiles = tiles
+            self.shared_program["a_ij"] = tiles.a_ij
+            self.shared_program["u_step"] = float(tiles.step)
+
+    def corners_px(self):
+        """The surface's four corners (at mid-height) in framebuffer pixels; None where the
+        transforms are not set up yet or a corner lies behind the camera."""
+        ny, nx = self.tileset.tex_shape
+        x0, dx, y0, dy = self.xy
+        x1, y1 = x0 + dx * (nx - 1), y0 + dy * (ny - 1)
+        pts = np.array([[x0, y0, 0, 1], [x1, y0, 0, 1], [x1, y1, 0, 1], [x0, y1, 0, 1]],
+                       np.float64)
+        try:
+            q = np.asarray(self.get_transform("visual", "framebuffer").map(pts), np.float64)
+        except Exception:  # noqa: BLE001  (no transform system before the first draw)
+            return None
+        if q.shape[1] < 4 or np.any(q[:, 3] <= 0) or not np.all(np.isfinite(q)):
+            return None
+        return q[:, :2] / q[:, 3:4]
+
+    def pick_tiles(self) -> Tiles:
+        """Choose the geometry for the surface's size on the screen now."""
+        if self.density > 0:
+            step = screen_step(self.corners_px(), max(self.tileset.tex_shape), self.density,
+                               self.least, self.fallback_px)
+            self._use(self.tileset.at(step))
+        return self.tiles
 
     def set_z(self, zmid: float, zscale: float) -> None:
         self.shared_program["u_z"] = (float(zmid), float(zscale))
@@ -165,6 +244,7 @@ class HeightFieldVisual(_TextureVisual):
     def draw(self):
         if not self.visible or self._prepare_draw(view=self) is False:
             return
+        self.pick_tiles()
         self._configure_gl_state()
         for off in self.tiles.offsets:
             self._program["u_offset"] = off

@@ -206,6 +206,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
             gpu_copy = session.last_copy_ms / 1e3 if session is not None and \
                 session.last_copy_ms is not None else 0.0
             state["handover"].append(f.transfer_s + gpu_copy + view.upload_s)
+        state["geometry"] = getattr(view, "geometry", "")
         view.remove()
         canvas.close()
 
@@ -244,7 +245,8 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
             "gpu_draw_ms_median": med(state["gpu"]),
             "handover_ms_median": med(state["handover"]), "path_used": state["path"],
             "path_reason": state["why"], "drawn_by": state["drawn_by"],
-            "steps_per_frame": chunk, "pace": pacer.describe()}
+            "steps_per_frame": chunk, "pace": pacer.describe(),
+            "geometry": state.get("geometry", "")}
 
 
 def main(argv=None) -> int:

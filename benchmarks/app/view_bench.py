@@ -203,11 +203,20 @@ def main(argv=None) -> int:
                     help="the window's frame pace (app/frames.py FramePacer)")
     ap.add_argument("--own-stream", action="store_true",
                     help="the solver on its own non-blocking CUDA stream")
+    ap.add_argument("--no-pinned", action="store_true",
+                    help="with --path interop: the interop rows only")
+    ap.add_argument("--surface-density", type=float, default=None,
+                    help="grid surfaces' vertices a pixel (app/views/surface.py DENSITY; 0: "
+                         "every value up to 4096 a side, as before 2026-11-27)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    if a.surface_density is not None:
+        from pdestudio.app.views import surface
+        surface.DENSITY = a.surface_density
     rows = []
     if a.solver:
         paths = ("pinned", "interop") if a.path == "interop" else ("pinned",)
+        paths = ("interop",) if a.no_pinned and a.path == "interop" else paths
         for model in a.solver:
             for path in paths:
                 r = solver_case(model, a.size, a.backend, a.dtype, a.seconds, path, a.fps,
@@ -218,7 +227,8 @@ def main(argv=None) -> int:
                       f"{r['steps_per_s']:.4g} ({100 * r['fraction_kept']:.0f} %), "
                       f"{r['frames_shown_per_s']:.3g} frames/s drawn, draw "
                       f"{r['draw_ms_median']:.3g} ms (GPU {r.get('gpu_draw_ms_median') or float('nan'):.3g} ms), hand-over {r['handover_ms_median']:.3g} ms "
-                      f"(median); pace {r['pace']}; {r['drawn_by']}", flush=True)
+                      f"(median); pace {r['pace']}; {r['drawn_by']}"
+                      + (f"; {r['geometry']}" if r.get("geometry") else ""), flush=True)
     else:
         canvas = offscreen_canvas()
         canvas.render(alpha=False)  # makes the context and proves it works
