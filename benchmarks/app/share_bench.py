@@ -5,6 +5,8 @@
     none      frames made and taken, nothing drawn (the hand-over: snapshot, ranges, events)
     copy      frames copied into the view's textures (interop), nothing drawn
     draw      frames drawn by the window's view (VisPy on EGL), at most CAP frames/s
+    burn      frames taken, nothing drawn; instead VIEW_MODE milliseconds of pure Python (the
+              GIL held, no GPU work) a frame: what the draw's Python alone would cost the solver
 
 each after the view drew two warm-up frames, measured against the solver alone (before and
 after), with the time the solver thread spends stepping and handing over.
@@ -42,7 +44,9 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
     from pdestudio.app.views import ColorScale, interop, make_view
     info = SimInfo.of(sim)
     box, stop, ready = Mailbox(), threading.Event(), threading.Event()
-    st = {"draw": [], "gpu": [], "shown": 0}
+    st = {"draw": [], "gpu": [], "cpu": [], "shown": 0}
+    burn_s = float(view_mode) / 1e3 if mode == "burn" else 0.0
+    view_mode = None if mode == "burn" else view_mode
     sys.setswitchinterval(switch)
 
     def screen():
@@ -54,7 +58,11 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
         scale, timer = ColorScale(), GpuTimer()
         ready.set()
         for f in paced_frames(box, stop, fps):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.thread_time()
+            if mode == "burn":
+                x, end = 0, t0 + burn_s
+                while time.perf_counter() < end:
+                    x += 1
             if mode in ("copy", "draw"):
                 view.set_frame(f, info.default_field, scale)
             if mode == "draw":
@@ -65,6 +73,7 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
                 from vispy.gloo import gl
                 gl.glFinish()
             st["draw"].append(time.perf_counter() - t0)
+            st["cpu"].append(time.thread_time() - c0)
             f.done()
             st["shown"] += 1
         view.remove()
@@ -82,6 +91,7 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
         time.sleep(0.3)
     st["draw"].clear()
     st["gpu"].clear()
+    st["cpu"].clear()
     st["shown"] = 0
     chunk, steps = 1, 0
     acc = {"step": 0.0, "submit": 0.0}
@@ -105,6 +115,7 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
         return float(np.median(xs)) if xs else float("nan")
     return {"mode": mode, "fps_cap": fps, "steps_s": steps / wall, "shown_s": st["shown"] / wall,
             "draw_ms": 1e3 * med(st["draw"]), "gpu_ms": med(st["gpu"]), "chunk": chunk,
+            "cpu_ms": 1e3 * med(st["cpu"]),
             **{k: round(v / wall, 4) for k, v in acc.items()}}
 
 
@@ -142,7 +153,7 @@ def main(argv=None) -> int:
                   f"{r['frame_ms']:.0f} ms: "
                   f"{r['steps_s']:9.5g} steps/s, kept {100 * r['kept']:5.1f} % (alone after "
                   f"{after:.5g}), {r['shown_s']:5.1f} frames/s, draw {r['draw_ms']:6.2f} ms "
-                  f"(GPU {r['gpu_ms']:.3g}), stepping {100 * r['step']:.1f} % and handing "
+                  f"(GPU {r['gpu_ms']:.3g}, screen thread CPU {r['cpu_ms']:.3g}), stepping {100 * r['step']:.1f} % and handing "
                   f"over {100 * r['submit']:.2f} % of the time", flush=True)
     if a.json:
         with open(a.json, "w") as f:
