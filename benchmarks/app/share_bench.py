@@ -127,8 +127,14 @@ def main(argv=None) -> int:
     ap.add_argument("--backend", default="cupy")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--variants", default="nothing:60,none:60,copy:60,draw:60,draw:15")
+    ap.add_argument("--checks-after", action="store_true",
+                    help="the stepping's checks after each chunk's wait, as before 2026-11-27 "
+                         "(solvers/core/checks.py AHEAD = False)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    if a.checks_after:
+        from pdestudio.solvers.core import checks
+        checks.AHEAD = False
     rows = []
     for model in a.models.split(","):
         schema = solvers.describe(model)

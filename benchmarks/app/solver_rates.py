@@ -64,8 +64,14 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--seconds", type=float, default=2.0)
     ap.add_argument("--label", default="", help="a tag printed with each row (e.g. a commit)")
+    ap.add_argument("--checks-after", action="store_true",
+                    help="the stepping's checks after each chunk's wait, as before 2026-11-27 "
+                         "(solvers/core/checks.py AHEAD = False)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    if a.checks_after:
+        from pdestudio.solvers.core import checks
+        checks.AHEAD = False
     rows = []
     for group in a.cases:
         for model, params in CASES[group]:

@@ -208,8 +208,14 @@ def main(argv=None) -> int:
     ap.add_argument("--surface-density", type=float, default=None,
                     help="grid surfaces' vertices a pixel (app/views/surface.py DENSITY; 0: "
                          "every value up to 4096 a side, as before 2026-11-27)")
+    ap.add_argument("--checks-after", action="store_true",
+                    help="the stepping's checks after each chunk's wait, as before 2026-11-27 "
+                         "(solvers/core/checks.py AHEAD = False)")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
+    if a.checks_after:
+        from pdestudio.solvers.core import checks
+        checks.AHEAD = False
     if a.surface_density is not None:
         from pdestudio.app.views import surface
         surface.DENSITY = a.surface_density

@@ -461,8 +461,8 @@ def _restore(sim, m: dict, state: dict) -> None:
     sim._restore_state({k[6:]: a for k, a in state.items()}, m["t"], m["steps"], m["aux"])
     # the physical bounds a run checks while stepping (a depth > 0, a density >= 0, ...): a state
     # outside them would stop in its first step, or diverge there
-    from .simulation import Simulation
-    if Simulation._first_nonfinite(sim) is not None and sim._violation is not None:
+    from .checks import base_first_nonfinite
+    if base_first_nonfinite(sim) is not None and sim._violation is not None:
         name, low, lo, lo_open = sim._violation
         raise _Bad(f"has '{name}' down to {low:g}; allowed: {name} {'>' if lo_open else '>='} "
                    f"{lo:g}")

@@ -55,7 +55,7 @@ class GridSplit:
     shape(params) -> (ny, nx)   the global grid (rows are split)
     halo(params)  -> int        ghost rows the stencil reads per pad (order 1: 1, CWENO3: 2)
     refuse(params) -> str|None  why these parameters cannot run decomposed (None: they can)
-    findings                    attributes the model's `_first_nonfinite` sets that hold a flat
+    findings                    attributes the model's `_judge_checks` sets that hold a flat
                                 cell index of a state array (moved to the rank that found it)
     fused(sim) -> scheme|str    on the GPU: the model's fused scheme of a strip (it exchanges
                                 its own halos on the device), or why not (a string: the
@@ -229,8 +229,8 @@ class _Distributed:
         return out + list(super().notes())
 
     # ---- checks agree on every rank --------------------------------------------------------
-    def _first_nonfinite(self):
-        bad = super()._first_nonfinite()
+    def _judge_checks(self, vals):
+        bad = super()._judge_checks(vals)
         found = self.comm.allgather(None if bad is None else (bad, {
             k: getattr(self, k, None) for k in ("_violation",) + self.decomposition.findings}))
         first = next(((r, f) for r, f in enumerate(found) if f is not None), None)

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from . import clock
+from . import checks, clock
 from .backend import on_stream
 
 WORDS = 5  # {t, landed, i, t_end, has_end} (kernels/clock.cuh, CLOCK_WORDS)
@@ -92,7 +92,10 @@ class DeviceClock:
         return self._hist_host[:, :count]
 
     def finish(self, count: int, t: float, t_end: float | None, stream=None) -> tuple[int, float]:
-        """Bring the history back and replay it (core/clock.py): (steps taken, new t)."""
+        """Bring the history back and replay it (core/clock.py): (steps taken, new t). The
+        stepping's checks of the end state are queued first (core/checks.py), so the one wait
+        covers them."""
+        checks.before_wait()
         hist = self.history(count, stream)[0]
         whole = hist[hist > 0]
         if whole.size:

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 
 from . import backend as _backend
-from . import checkpoint, clock, memory
+from . import checkpoint, checks, clock, memory
 from .errors import NonFiniteStep, ParameterError, SimulationDiverged
 from .params import KERNEL, Param, Scenario, frozen, validate_all
 from .fields import BoundViolated, FieldInfo, QuantityInfo, Snapshot  # noqa: F401  (re-exported)
@@ -244,19 +244,16 @@ class Simulation:
         if n != 0 and not clock.landed(self.t, t_end) and dt is not None and not clock.moves(
                 self.t, min(dt, clock.limit(self.t, t_end) or dt)):
             raise clock.stuck(self.model, self.t, dt)
+        snap = None
+        marks = checks.Marks(self.xp) if self._be.is_gpu and checks.AHEAD else None
         while True:
             remaining = None if n is None else n - done
             if remaining == 0 or clock.landed(self.t, t_end):
                 break
             chunk = self.check_interval if remaining is None else min(remaining, self.check_interval)
-            snap = self._snapshot()
-            with self._be.timer() as tm:
-                try:
-                    k = self._steps_unchecked(chunk, t_end)
-                    bad = self._first_nonfinite()
-                except SimulationDiverged:  # a non-finite step size: state may be half-updated
-                    k, bad = chunk, "?"
-            kernel_s += tm.seconds
+            snap = snap or self._snapshot()
+            k, bad, seconds, ahead = checks.run_chunk(self, chunk, t_end, marks)
+            kernel_s += seconds
             if bad is not None:
                 self._restore(snap)
                 self._replay_to_failure(k, t_end)
@@ -264,6 +261,8 @@ class Simulation:
                 self._restore(snap)
                 raise clock.stuck(self.model, self.t, self._next_dt())
             done += k
+            snap = ahead.snapshot() if ahead is not None else None
+        kernel_s += marks.seconds() if marks is not None else 0.0
         wall = time.perf_counter() - wall0
         steps = self.steps - steps0
         cells = self.work()[0]
@@ -330,26 +329,22 @@ class Simulation:
     def _first_nonfinite(self) -> str | None:
         """The first state field that is not finite, or that broke a lower bound (`_bounded`):
         one reduction per field and per bound, one host sync for all. A bound's finding is kept
-        in `_violation` for `_diverged`."""
+        in `_violation` for `_diverged`. (Stepping on the GPU queues the same checks before a
+        chunk's wait instead: core/checks.py.)"""
+        checks = self._check_arrays()
         xp = self.xp
-        names = list(self.state)
-        self._violation = None
-        if not names:
-            return None
-        with np.errstate(all="ignore"):  # a derived bound of a broken state (P from ρ = 0)
-            bounds = self._bounded()
-            checks = [self._be.all_finite(self.state[k]).astype(xp.float64) for k in names]
-            checks += [a.min().astype(xp.float64) for _, a, _, _ in bounds]
-        vals = self._be.asnumpy(xp.stack(checks))  # one sync for all fields
-        for name, ok in zip(names, vals):
-            if not ok:
-                return name
-        for (name, _, lo, lo_open), low in zip(bounds, vals[len(names):]):
-            if low < lo - (0.0 if lo_open else BOUND_SLACK * max(1.0, abs(lo))) or (
-                    lo_open and low <= lo):
-                self._violation = (name, float(low), lo, lo_open)
-                return name
-        return None
+        vals = self._be.asnumpy(xp.stack([xp.asarray(c, dtype=xp.float64).reshape(())
+                                          for c in checks])) if checks else np.zeros(0)
+        return self._judge_checks(vals)
+
+    def _check_arrays(self) -> list:
+        """The checks of the state as 0-d arrays, no host sync: whether each state field is
+        finite, then the minimum of each bounded quantity (`_bounded`)."""
+        return checks.state_checks(self)
+
+    def _judge_checks(self, vals) -> str | None:
+        """`_first_nonfinite`'s answer from the host values of `_check_arrays`."""
+        return checks.judge_state_checks(self, vals)
 
     # Whether stepping checks the physical lower bounds (kernel tests on random, unphysical data
     # turn it off for their simulation; a run never should).

@@ -85,16 +85,23 @@ class DryCell(SimulationDiverged):
         return self.args[0]
 
 
-def first_bad(sim, depths: tuple[str, ...]):
+def bad_checks(sim, depths: tuple[str, ...]) -> list:
+    """first_bad's checks as 0-d device arrays (no host sync): each field finite, then each
+    depth > 0."""
+    be, state = sim._be, sim.state
+    return [be.all_finite(state[k]) for k in state] + [be.all_positive(state[k]) for k in depths]
+
+
+def first_bad(sim, depths: tuple[str, ...], ok=None):
     """(field, why) of the first field that is not finite or depth that is not > 0, why being
-    None (non-finite) or (minimum, flat index) for a finite depth <= 0; None if all is well. One
-    host sync for all checks."""
-    xp, state, be = sim.xp, sim.state, sim._be
+    None (non-finite) or (minimum, flat index) for a finite depth <= 0; None if all is well.
+    `ok`: the host values of `bad_checks` where they were read already; else one host sync
+    for all checks."""
+    xp, state = sim.xp, sim.state
     names = list(state)
-    checks = [be.all_finite(state[k]) for k in names]
-    checks += [be.all_positive(state[k]) for k in depths]
-    ok = be.asnumpy(xp.stack(checks))
-    if ok.all():
+    if ok is None:
+        ok = sim._be.asnumpy(xp.stack(bad_checks(sim, depths)))
+    if np.all(ok):
         return None
     for k, good in zip(depths, ok[len(names):]):
         if not good:  # finite depths <= 0 come first: the NaN that follows is their consequence

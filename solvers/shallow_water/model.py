@@ -46,7 +46,7 @@ from ..mesh import Grid2D
 from ..mesh.square import MAX_CELLS
 from .grid.fused import GridFused
 from .grid.reference import GridReference
-from .guards import DryCell, advice, first_bad
+from .guards import DryCell, advice, bad_checks, first_bad
 from .riemann import SCHEMES
 from .scenarios import INITIAL, TWO_LAYER
 from .triangles.fused import TriFused
@@ -181,9 +181,12 @@ class _ShallowWaterBase(Simulation):
     # ---- divergence: dry cells and advice (guards.py) ----------------------------------------
     _why = None  # the last check's finding: (field, None | (minimum, flat cell index)) or None
 
-    def _first_nonfinite(self) -> str | None:
-        """The base class's finiteness check, plus every depth > 0 (same single sync)."""
-        self._why = first_bad(self, self.state_names[::3])
+    def _check_arrays(self) -> list:
+        """The base class's finiteness checks, plus every depth > 0 (one sync for all)."""
+        return bad_checks(self, self.state_names[::3])
+
+    def _judge_checks(self, vals) -> str | None:
+        self._why = first_bad(self, self.state_names[::3], vals)
         return None if self._why is None else self._why[0]
 
     def divergence_advice(self) -> str:

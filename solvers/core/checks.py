@@ -1,0 +1,189 @@
+"""A chunk's checks, and on the GPU their place before the chunk's one host wait.
+
+Stepping runs in chunks (Simulation._run): a chunk's steps, the checks of the state (every field
+finite, every bounded quantity above its bound: `state_checks`, read back and judged by
+`judge_state_checks` or a model's own pair), then a snapshot of the state that the next chunk
+restores if it diverges.
+
+On the GPU a host wait leaves the device idle until the host queues more work, and while another
+thread holds the GIL (the window's or a notebook's drawing) every call that releases it costs up
+to the interpreter's switch interval to get it back. Checked after the wait, the checks and the
+snapshot were some twenty such calls with the device idle between a chunk and the next: a
+screen thread holding the GIL for 10 ms a frame cost the solver 18 % of its steps/s
+(docs/BENCHMARKS.md, "The solver's waits and the GIL"). `Ahead` queues them before the wait
+instead: inside the scheme's run where it ends in the device clock's wait (`DeviceClock.finish`
+calls the hook that `queued_before_wait` installs), or right after a run that queued its steps
+without waiting (fixed-step runs of CUDA graphs). The checks travel to pinned host memory on the
+same stream, so the chunk's one wait returns with them read and the snapshot made, and the
+device idles only while the next chunk is launched. The values and the verdicts are those of
+the checks after the wait (the same reductions of the same arrays), and where the scheme
+replaced a state array after the hook ran, the checks are made again after the wait.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+
+import numpy as np
+
+AHEAD = True  # on the GPU: checks queued ahead (False: after the wait, as on NumPy; tests)
+BEFORE_WAIT: contextvars.ContextVar = contextvars.ContextVar("pdestudio_before_wait",
+                                                            default=None)
+_D2H = 2  # cudaMemcpyDeviceToHost
+
+
+def state_checks(sim) -> list:
+    """Simulation._check_arrays: whether each state field is finite, then the minimum of each
+    bounded quantity, as 0-d arrays (no host sync)."""
+    with np.errstate(all="ignore"):  # a derived bound of a broken state (P from ρ = 0)
+        sim._bounds_checked = sim._bounded()
+        return ([sim._be.all_finite(v) for v in sim.state.values()]
+                + [a.min() for _, a, _, _ in sim._bounds_checked])
+
+
+def judge_state_checks(sim, vals) -> str | None:
+    """Simulation._judge_checks: the first field not finite, else the first bounded quantity
+    below its bound (kept in `_violation`), else None."""
+    from .simulation import BOUND_SLACK
+    names = list(sim.state)
+    sim._violation = None
+    for name, ok in zip(names, vals):
+        if not ok:
+            return name
+    for (name, _, lo, lo_open), low in zip(sim._bounds_checked, vals[len(names):]):
+        if low < lo - (0.0 if lo_open else BOUND_SLACK * max(1.0, abs(lo))) or (
+                lo_open and low <= lo):
+            sim._violation = (name, float(low), lo, lo_open)
+            return name
+    return None
+
+
+def base_first_nonfinite(sim) -> str | None:
+    """The base class's checks alone (not a model's own): checkpoint loading asks whether a
+    state breaks the physical bounds that stepping checks."""
+    from .simulation import Simulation
+    vals = [np.float64(sim._be.asnumpy(c)) for c in Simulation._check_arrays(sim)]
+    return Simulation._judge_checks(sim, np.array(vals))
+
+
+@contextlib.contextmanager
+def queued_before_wait(ahead):
+    """While stepping a chunk: `ahead.queue` is what the device clock calls before its wait."""
+    if ahead is None:
+        yield
+        return
+    token = BEFORE_WAIT.set(ahead.queue)
+    try:
+        yield
+    finally:
+        BEFORE_WAIT.reset(token)
+
+
+def before_wait() -> None:
+    """Called by a scheme's run just before its one host wait (DeviceClock.finish)."""
+    hook = BEFORE_WAIT.get()
+    if hook is not None:
+        hook()
+
+
+def run_chunk(sim, chunk: int, t_end, marks):
+    """One chunk of Simulation._run: (steps taken, the first bad field or None ("?": a step
+    size that was not finite), kernel seconds, the `Ahead` holding the next snapshot or None).
+    `marks` None: checked after the steps, timed with the backend's timer (NumPy); else
+    checked ahead, timed by `marks` (its `seconds()` at the end of the run)."""
+    from .errors import SimulationDiverged
+    if marks is None:
+        with sim._be.timer() as tm:
+            try:
+                k = sim._steps_unchecked(chunk, t_end)
+                bad = sim._first_nonfinite()
+            except SimulationDiverged:  # a non-finite step size: state may be half-updated
+                k, bad = chunk, "?"
+        return k, bad, tm.seconds, None
+    ahead = Ahead(sim, marks)
+    marks.start()
+    with queued_before_wait(ahead):
+        try:
+            k = sim._steps_unchecked(chunk, t_end)
+            bad = ahead.result()
+        except SimulationDiverged:
+            k, bad = chunk, "?"
+    return k, bad, 0.0, ahead
+
+
+class Marks:
+    """The device time of a run's chunks from CUDA events: a chunk's start is recorded as it
+    begins, its end where its steps are queued (before the checks), and the elapsed times are
+    read once at the end of the run, with no wait of their own. Each next start event is
+    made while the device is busy, so a chunk's beginning costs one call."""
+
+    def __init__(self, cp):
+        self.cp = cp
+        self.pairs: list = []
+        self._next = cp.cuda.Event()
+
+    def start(self) -> None:
+        self._next.record()
+        self.pairs.append([self._next, None])
+
+    def stop(self) -> None:
+        if self.pairs and self.pairs[-1][1] is None:
+            e = self.cp.cuda.Event()
+            e.record()
+            self.pairs[-1][1] = e
+            self._next = self.cp.cuda.Event()
+
+    def seconds(self) -> float:
+        done = [(a, b) for a, b in self.pairs if b is not None]
+        if not done:
+            return 0.0
+        done[-1][1].synchronize()  # (complete already: the run's last wait came after it)
+        return sum(self.cp.cuda.get_elapsed_time(a, b) for a, b in done) / 1e3
+
+
+class Ahead:
+    """One chunk's checks and its end state's copies, queued before its wait (module docstring)."""
+
+    def __init__(self, sim, marks: Marks):
+        self.sim, self.marks = sim, marks
+        self.state = None   # the state arrays checked and copied (the objects themselves)
+        self.copies = None
+
+    def queue(self) -> None:
+        if self.state is not None:
+            return
+        sim = self.sim
+        cp = sim.xp
+        self.marks.stop()
+        self.state = dict(sim.state)
+        got = sim._check_arrays()
+        host = getattr(sim, "_checks_host", None)
+        if host is None or host.shape != (len(got),):
+            import cupyx
+            host = sim._checks_host = cupyx.empty_pinned((len(got),), dtype=np.float64)
+        if got:
+            stream = cp.cuda.get_current_stream()
+            self.vals = cp.stack([cp.asarray(c, dtype=cp.float64).reshape(()) for c in got])
+            cp.cuda.runtime.memcpyAsync(host.ctypes.data, self.vals.data.ptr, self.vals.nbytes,
+                                        _D2H, stream.ptr)
+        self.host = host
+        self.copies = {k: v.copy() for k, v in self.state.items()}
+
+    def result(self) -> str | None:
+        """The chunk's verdict (Simulation._first_nonfinite's), after its wait."""
+        sim = self.sim
+        self.queue()  # (a run that did not wait: queued now, then the one wait)
+        sim.xp.cuda.get_current_stream().synchronize()
+        if self.state.keys() != sim.state.keys() or any(
+                sim.state[k] is not v for k, v in self.state.items()):
+            self.copies = None  # replaced after the hook: checked again, snapshot made again
+            return sim._first_nonfinite()
+        return sim._judge_checks(np.array(self.host))
+
+    def snapshot(self):
+        """The next chunk's snapshot (Simulation._snapshot's), or None to make one."""
+        if self.copies is None:
+            return None
+        sim = self.sim
+        return (self.copies, sim.t, sim.steps, json.dumps(sim._aux_state()))

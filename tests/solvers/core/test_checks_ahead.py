@@ -1,0 +1,107 @@
+"""On the GPU a chunk's checks and the next chunk's snapshot are queued before the chunk's one
+host wait (core/checks.py): stepping, divergence reports and the state they keep must be
+exactly those of checking after the wait (`checks.AHEAD = False`), for every model, over many
+chunks, on the batched paths (device clock, fixed-step graphs, the persistent RKM kernel) and
+the step-by-step one."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pdestudio.solvers import SimulationDiverged
+from pdestudio.solvers.core import checks
+
+from ..test_contract import MODELS, _Poisoned, make
+
+pytestmark = pytest.mark.gpu
+
+
+def state_of(sim):
+    return {k: np.asarray(v) for k, v in sim.fields().items()}, sim.t, sim.steps
+
+
+def run_both(fn, monkeypatch):
+    """fn() with the checks queued ahead, then after the wait."""
+    got = []
+    for ahead in (True, False):
+        monkeypatch.setattr(checks, "AHEAD", ahead)
+        got.append(fn())
+    return got
+
+
+def assert_same(a, b):
+    (fa, ta, sa), (fb, tb, sb) = a, b
+    assert (ta, sa) == (tb, sb)
+    for k in fa:
+        np.testing.assert_array_equal(fa[k], fb[k], err_msg=k)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_many_chunks_step_as_checked_after_the_wait(model, monkeypatch):
+    def run():
+        sim = make(model, backend="cupy")
+        sim.step(1)
+        sim.check_interval = 3  # many chunks, each ending in a wait
+        sim.step(20)
+        assert sim.stats["kernel_s"] > 0
+        return state_of(sim)
+    a, b = run_both(run, monkeypatch)
+    assert_same(a, b)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_fault_in_a_later_chunk_keeps_the_same_state(model, monkeypatch):
+    """The snapshot a chunk restores was made ahead by the chunk before it."""
+    def run():
+        sim = make(model, backend="cupy")
+        sim.step(2)
+        sim.check_interval = 3
+
+        def poison():  # the 10th step: chunks 3-5, 6-8 pass, 9-11 fails
+            if sim.steps == 9:
+                k = next(iter(sim.state))
+                sim.state[k].ravel()[0] = np.nan
+        sim.scheme = _Poisoned(sim.scheme, poison)
+        with pytest.raises(SimulationDiverged) as e:
+            sim.step(20)
+        assert sim.steps == 9 and e.value.field == next(iter(sim.state))
+        return state_of(sim)
+    a, b = run_both(run, monkeypatch)
+    assert_same(a, b)
+
+
+class _PoisonedRun:
+    """Wraps a batched scheme: its `run` (the device clock's batch, whose one wait the checks
+    share) starts from a state with a NaN when the simulation is at step `at`."""
+
+    def __init__(self, sim, at):
+        self.inner, self.sim, self.at = sim.scheme, sim, at
+
+    def run(self, count, t, t_end):
+        if self.sim.steps == self.at:
+            k = next(iter(self.sim.state))
+            self.sim.state[k].ravel()[3] = np.nan
+        return self.inner.run(count, t, t_end)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+@pytest.mark.parametrize("model", ["shallow-water", "gray-scott", "mean-curvature"])
+def test_a_fault_in_a_later_batch_reports_the_same(model, monkeypatch):
+    """Batched runs: shallow water's device clock (the checks queued inside its wait), Gray-Scott's
+    fixed-step graphs (queued after the run, before the one wait), mean curvature's persistent
+    RKM kernel (the state replaced after its wait: checked again)."""
+    def run():
+        sim = make(model, backend="cupy")
+        sim.step(2)
+        sim.check_interval = 4
+        assert hasattr(sim.scheme, "run")
+        sim.scheme = _PoisonedRun(sim, 10)
+        with pytest.raises(SimulationDiverged) as e:
+            sim.step(40)
+        assert sim.steps == 10
+        return state_of(sim), (e.value.step, e.value.field)
+    (a, ea), (b, eb) = run_both(run, monkeypatch)
+    assert ea == eb
+    assert_same(a, b)
