@@ -87,11 +87,12 @@ def before_wait() -> None:
         hook()
 
 
-def run_chunk(sim, chunk: int, t_end, marks):
+def run_chunk(sim, chunk: int, t_end, marks, last: bool = False):
     """One chunk of Simulation._run: (steps taken, the first bad field or None ("?": a step
     size that was not finite), kernel seconds, the `Ahead` holding the next snapshot or None).
     `marks` None: checked after the steps, timed with the backend's timer (NumPy); else
-    checked ahead, timed by `marks` (its `seconds()` at the end of the run)."""
+    checked ahead, timed by `marks` (its `seconds()` at the end of the run). `last`: the run's
+    last chunk (no next snapshot to make)."""
     from .errors import SimulationDiverged
     if marks is None:
         with sim._be.timer() as tm:
@@ -101,7 +102,7 @@ def run_chunk(sim, chunk: int, t_end, marks):
             except SimulationDiverged:  # a non-finite step size: state may be half-updated
                 k, bad = chunk, "?"
         return k, bad, tm.seconds, None
-    ahead = Ahead(sim, marks)
+    ahead = Ahead(sim, marks, copy=not last)
     marks.start()
     with queued_before_wait(ahead):
         try:
@@ -145,8 +146,8 @@ class Marks:
 class Ahead:
     """One chunk's checks and its end state's copies, queued before its wait (module docstring)."""
 
-    def __init__(self, sim, marks: Marks):
-        self.sim, self.marks = sim, marks
+    def __init__(self, sim, marks: Marks, copy: bool = True):
+        self.sim, self.marks, self.copy = sim, marks, copy
         self.state = None   # the state arrays checked and copied (the objects themselves)
         self.copies = None
 
@@ -168,7 +169,8 @@ class Ahead:
             cp.cuda.runtime.memcpyAsync(host.ctypes.data, self.vals.data.ptr, self.vals.nbytes,
                                         _D2H, stream.ptr)
         self.host = host
-        self.copies = {k: v.copy() for k, v in self.state.items()}
+        if self.copy:
+            self.copies = {k: v.copy() for k, v in self.state.items()}
 
     def result(self) -> str | None:
         """The chunk's verdict (Simulation._first_nonfinite's), after its wait."""

@@ -252,7 +252,8 @@ class Simulation:
                 break
             chunk = self.check_interval if remaining is None else min(remaining, self.check_interval)
             snap = snap or self._snapshot()
-            k, bad, seconds, ahead = checks.run_chunk(self, chunk, t_end, marks)
+            last = remaining is not None and remaining <= chunk  # no snapshot after it
+            k, bad, seconds, ahead = checks.run_chunk(self, chunk, t_end, marks, last)
             kernel_s += seconds
             if bad is not None:
                 self._restore(snap)
