@@ -17,6 +17,10 @@ after), with the time the solver thread spends stepping and handing over.
 A variant is MODE:CAP[:VIEW_MODE[:SWITCH_INTERVAL[:FRAME_MS]]] (FRAME_MS: the solver's stepping
 time per frame, the window's 25 ms by default; calls into the solver last as long). It uses the public API (`solvers.create`,
 `Simulation.device_fields`) and the app's hand-over and view pieces, which are what it measures.
+
+Beyond the public API it imports `pdestudio.solvers.core.checks` for `--checks-after` alone:
+the switch that puts a chunk's checks back after its wait, to measure what queueing them
+ahead changes.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Steps per second of each model alone (no screen), the way the window's solver thread calls the
-library (`sim.step(n)` with n doubling up to 4096 per call), on the public API only.
+library (`sim.step(n)` with n doubling up to 4096 per call), on the public API (but see below).
 
     python -m benchmarks.app.solver_rates                       # launch-bound and 1024²/1M cases
     python -m benchmarks.app.solver_rates --cases launch --seconds 3 --json rates.json
@@ -8,6 +8,10 @@ Case groups: `launch` (sizes where the host's launches, not the GPU, set the pac
 256², shallow-water 256² order 3, gray-scott 20k vertices, heat-1d 2^12 classic) and `large`
 (1024² / 1M: mean-curvature, shallow-water, gray-scott, two-layer, heat-1d 2^20). Each row is
 the median of three timed windows after a warm-up.
+
+Beyond the public API it imports `pdestudio.solvers.core.checks` for `--checks-after` alone:
+the switch that puts a chunk's checks back after its wait, to measure what queueing them
+ahead changes.
 """
 from __future__ import annotations
 

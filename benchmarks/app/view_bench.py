@@ -17,6 +17,10 @@ image-N, line-2^20 (line + space–time), mesh-100k / mesh-1M (a closed surface 
 vertices coloured by a vertex field), cells-1M (a planar mesh of about 1M cells drawn as two
 height surfaces of cell fields). `--path`: host (NumPy frames: what the pinned-copy and NumPy
 paths hand over) or interop (CuPy frames drawn through CUDA–OpenGL interop).
+
+Beyond the public API it imports `pdestudio.solvers.core.checks` for `--checks-after` alone:
+the switch that puts a chunk's checks back after its wait, to measure what queueing them
+ahead changes.
 """
 from __future__ import annotations
 
