@@ -16,9 +16,21 @@ import numpy as np
 # the solver thread's pace (app/worker.py; the benchmarks' screen loop follows it too)
 MAX_FPS = 60.0         # frames produced per second at most (steps per frame sets the speed)
 AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
-# The GIL switch interval of the window's process (app/launch.py; the benchmarks' screen loop uses
-# it too): with the default 5 ms a thread that wants the GIL waits up to 5 ms behind the other
+# The GIL switch interval of the window's process, by the solver's backend (`switch_interval`, set
+# when the solver thread adopts a simulation: app/solver_loop.py; the notebook's view and the
+# benchmarks' screen loops too): a thread that wants the GIL waits up to this long behind the
+# other (Python's default: 5 ms). On CuPy the solver thread needs the GIL only for moments
+# between device waits, and each wait for it leaves the GPU idle: beside the drawing, 50 µs kept
+# shallow water 1024² at 85-92 % of its speed where 0.5 ms kept 68-83 % (docs/BENCHMARKS.md,
+# "The GIL switch interval"). On NumPy both threads run Python for long stretches, and a short
+# interval would only add switches.
 SWITCH_INTERVAL = 0.0005
+SWITCH_INTERVAL_GPU = 0.00005
+
+
+def switch_interval(backend: str) -> float:
+    """The GIL switch interval for a solver thread on `backend` (see SWITCH_INTERVAL)."""
+    return SWITCH_INTERVAL_GPU if backend == "cupy" else SWITCH_INTERVAL
 
 
 PACES = ("smooth", "fast solver")

@@ -28,7 +28,7 @@ import traceback
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
-from .frames import Frame, FramePacer, Mailbox, SimInfo
+from .frames import Frame, FramePacer, Mailbox, SimInfo, switch_interval
 from .transfer import make_copier
 from .views import interop
 
@@ -137,6 +137,7 @@ class SolverLoop:
         info = SimInfo.of(sim, self.generation)
         was_running = self.running
         self.sim, self.info = sim, info
+        sys.setswitchinterval(switch_interval(sim.backend))  # (process-wide: see frames.py)
         self._copier = make_copier(sim.backend, self.transfer[0])
         self.mailbox.clear()
         self.wanted = list(dict.fromkeys(list(info.surfaces) + [info.default_field]))

@@ -31,7 +31,7 @@ import ipywidgets as w
 
 from pdestudio import solvers
 
-from ..frames import PACES, SWITCH_INTERVAL
+from ..frames import PACES, switch_interval
 from ..solver_loop import SolverLoop
 from ..tools.brush_core import Strokes, pick
 from ..views import ColorScale, make_view, view_modes
@@ -138,7 +138,7 @@ class LiveView(w.VBox):
                              lambda: self.worker.thread, after=self._changed_by_call)
         self._wire()
         self.worker.adopt(sim)  # here, before its thread starts: the view exists at once
-        sys.setswitchinterval(SWITCH_INTERVAL)  # as the window: the drawing thread waits less
+        sys.setswitchinterval(switch_interval(sim.backend))  # as the window (app/frames.py)
         self.worker.start()
         self.router.install(sim)
         self._closed = False

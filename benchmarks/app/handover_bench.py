@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import SWITCH_INTERVAL, FramePacer, Mailbox, SimInfo
+from pdestudio.app.frames import FramePacer, Mailbox, SimInfo, switch_interval
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
@@ -170,7 +170,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
     info = SimInfo.of(sim)
     box, stop, ready = Mailbox(), threading.Event(), threading.Event()
     state: dict = {"draw": [], "handover": [], "shown": 0, "gpu": []}
-    sys.setswitchinterval(SWITCH_INTERVAL)  # as the window's process (app/launch.py)
+    sys.setswitchinterval(switch_interval(sim.backend))  # as the window's solver thread
     pacer = FramePacer(pace)  # the worker's frame pace (app/frames.py)
 
     def screen():

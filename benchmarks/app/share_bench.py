@@ -33,7 +33,7 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import SWITCH_INTERVAL, Mailbox, SimInfo
+from pdestudio.app.frames import Mailbox, SimInfo, switch_interval
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
@@ -43,7 +43,7 @@ from .offscreen import GpuTimer, draw, offscreen_canvas
 
 def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
         call_s: float = 1 / 40, view_mode: str | None = None,
-        switch: float = SWITCH_INTERVAL) -> dict:
+        switch: float | None = None) -> dict:
     """One variant (see the module docstring); rates over `seconds` after the warm-up."""
     from pdestudio.app.views import ColorScale, interop, make_view
     info = SimInfo.of(sim)
@@ -51,7 +51,7 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
     st = {"draw": [], "gpu": [], "cpu": [], "shown": 0}
     burn_s = float(view_mode) / 1e3 if mode == "burn" else 0.0
     view_mode = None if mode == "burn" else view_mode
-    sys.setswitchinterval(switch)
+    sys.setswitchinterval(switch if switch is not None else switch_interval(sim.backend))
 
     def screen():
         canvas = offscreen_canvas()
@@ -152,10 +152,10 @@ def main(argv=None) -> int:
             mode, cap, vm, sw, fm = (v.split(":") + ["", "", ""])[:5]
             frame_s = float(fm) / 1e3 if fm else 1 / 40
             r = run(sim, a.seconds, mode, float(cap), frame_s=frame_s, call_s=frame_s,
-                    view_mode=vm or None, switch=float(sw) if sw else SWITCH_INTERVAL)
+                    view_mode=vm or None, switch=float(sw) if sw else None)
             after, _ = plain_rate(sim, a.seconds / 2)
             r.update(model=model, size=a.size, alone_before=alone, alone_after=after,
-                     view_mode=vm or "default", switch=float(sw) if sw else SWITCH_INTERVAL,
+                     view_mode=vm or "default", switch=float(sw) if sw else switch_interval(sim.backend),
                      frame_ms=1e3 * frame_s,
                      kept=r["steps_s"] / alone)
             rows.append(r)
