@@ -23,7 +23,6 @@ never sees half a step; `sim.t` is read directly.
 from __future__ import annotations
 
 import collections
-import sys
 import threading
 import time
 
@@ -31,7 +30,7 @@ import ipywidgets as w
 
 from pdestudio import solvers
 
-from ..frames import PACES, switch_interval
+from ..frames import PACES
 from ..solver_loop import SolverLoop
 from ..tools.brush_core import Strokes, pick
 from ..views import ColorScale, make_view, view_modes
@@ -138,7 +137,6 @@ class LiveView(w.VBox):
                              lambda: self.worker.thread, after=self._changed_by_call)
         self._wire()
         self.worker.adopt(sim)  # here, before its thread starts: the view exists at once
-        sys.setswitchinterval(switch_interval(sim.backend))  # as the window (app/frames.py)
         self.worker.start()
         self.router.install(sim)
         self._closed = False

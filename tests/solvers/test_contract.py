@@ -185,17 +185,21 @@ class _Poisoned:
         self.inner.invalidate()
 
 
+def poison_step(sim, steps: int) -> None:
+    """The step taken from `steps` steps produces a NaN in the first state field."""
+    def poison():
+        if sim.steps == steps:
+            k = next(iter(sim.state))
+            sim.state[k].ravel()[0] = np.nan
+    sim.scheme = _Poisoned(sim.scheme, poison)
+
+
 @pytest.mark.parametrize("be", BACKENDS)
 @pytest.mark.parametrize("model", MODELS)
 def test_divergence_keeps_state_before_failing_step(model, be):
     sim = make(model, backend=be[0], kernel=be[1])
     sim.step(2)
-    def poison():  # the 5th step (from 4 to 5 steps) produces a NaN
-        if sim.steps == 4:
-            k = next(iter(sim.state))
-            sim.state[k].ravel()[0] = np.nan
-
-    sim.scheme = _Poisoned(sim.scheme, poison)
+    poison_step(sim, 4)  # the 5th step (from 4 to 5 steps) produces a NaN
     with pytest.raises(SimulationDiverged) as e:
         sim.step(10)
     assert sim.steps == 4, "the state from before the failing step is kept"

@@ -11,7 +11,7 @@ import pytest
 from pdestudio.solvers import SimulationDiverged
 from pdestudio.solvers.core import checks
 
-from ..test_contract import MODELS, _Poisoned, make
+from ..test_contract import MODELS, make, poison_step
 
 pytestmark = pytest.mark.gpu
 
@@ -56,12 +56,7 @@ def test_a_fault_in_a_later_chunk_keeps_the_same_state(model, monkeypatch):
         sim = make(model, backend="cupy")
         sim.step(2)
         sim.check_interval = 3
-
-        def poison():  # the 10th step: chunks 3-5, 6-8 pass, 9-11 fails
-            if sim.steps == 9:
-                k = next(iter(sim.state))
-                sim.state[k].ravel()[0] = np.nan
-        sim.scheme = _Poisoned(sim.scheme, poison)
+        poison_step(sim, 9)  # the 10th step: chunks of steps 3-5 and 6-8 pass, 9-11 fails
         with pytest.raises(SimulationDiverged) as e:
             sim.step(20)
         assert sim.steps == 9 and e.value.field == next(iter(sim.state))
