@@ -107,12 +107,20 @@ class SurfaceView(View):
                                    (self.x0, self.dx * s, self.y0, self.dy * s), least=least,
                                    density=DENSITY if soft is False else 0.0,
                                    fallback_px=max(self.canvas.physical_size),
-                                   parent=self.vb.scene)
+                                   lod_key=self._lod_key, parent=self.vb.scene)
             node.bounds_xyz = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent))
             self.nodes.append(node)
         self.built = (tuple(heights), soft is None)
         self.soft = soft is not False
         self.fit = None
+
+    def _lod_key(self) -> tuple:
+        """What the surfaces' size on the screen depends on: the camera, the view box's place
+        and size, the canvas's pixels. (A render at another size than the canvas's, which no
+        export makes, would keep the geometry chosen for the canvas.)"""
+        c = self.vb.camera
+        return (c.elevation, c.azimuth, tuple(c.center), c.distance, c.scale_factor, c.fov,
+                tuple(self.vb.pos), tuple(self.vb.size), tuple(self.canvas.physical_size))
 
     def _geometry_note(self) -> None:
         """`geometry` and the title's note from the geometry drawn last."""

@@ -171,10 +171,13 @@ class HeightFieldVisual(_TextureVisual):
     `density` 0: always `least`. `tiles` is the step drawn last."""
 
     def __init__(self, tileset: TileSet, height, value, xy, z=(0.0, 1.0), least: int = 1,
-                 density: float = 0.0, fallback_px: float = 0.0):
+                 density: float = 0.0, fallback_px: float = 0.0, lod_key=None):
         Visual.__init__(self, vcode=_HF_VERT, fcode=_HF_FRAG)
         self.tileset, self.least, self.density = tileset, int(least), float(density)
         self.fallback_px = float(fallback_px)  # the edge in pixels before the first layout
+        # lod_key(): what the surface's size on the screen depends on (the camera, the view's
+        # size); unchanged since the last choice, the geometry is kept without mapping corners
+        self.lod_key, self._lod_seen = lod_key, None
         self.bounds_xyz = ((0.0, 1.0), (0.0, 1.0), (0.0, 1.0))
         p = self.shared_program
         self.tiles = None
@@ -226,9 +229,14 @@ class HeightFieldVisual(_TextureVisual):
     def pick_tiles(self) -> Tiles:
         """Choose the geometry for the surface's size on the screen now."""
         if self.density > 0:
-            step = screen_step(self.corners_px(), max(self.tileset.tex_shape), self.density,
+            key = self.lod_key() if self.lod_key is not None else None
+            if key is not None and key == self._lod_seen:
+                return self.tiles
+            corners = self.corners_px()
+            step = screen_step(corners, max(self.tileset.tex_shape), self.density,
                                self.least, self.fallback_px)
             self._use(self.tileset.at(step))
+            self._lod_seen = key if corners is not None else None
         return self.tiles
 
     def set_z(self, zmid: float, zscale: float) -> None:
