@@ -119,14 +119,29 @@ class Marks:
     read once at the end of the run, with no wait of their own. Each next start event is
     made while the device is busy, so a chunk's beginning costs one call."""
 
+    FOLD = 32  # pairs kept at most before the finished ones are read (a long run's events)
+
     def __init__(self, cp):
         self.cp = cp
         self.pairs: list = []
+        self.total = 0.0
         self._next = cp.cuda.Event()
 
     def start(self) -> None:
+        if len(self.pairs) >= self.FOLD:
+            self._fold()
         self._next.record()
         self.pairs.append([self._next, None])
+
+    def _fold(self) -> None:
+        """Read the pairs that finished (their events then go), keep the others."""
+        keep = []
+        for a, b in self.pairs:
+            if b is not None and b.done:
+                self.total += self.cp.cuda.get_elapsed_time(a, b) / 1e3
+            else:
+                keep.append([a, b])
+        self.pairs = keep
 
     def stop(self) -> None:
         if self.pairs and self.pairs[-1][1] is None:
@@ -137,10 +152,9 @@ class Marks:
 
     def seconds(self) -> float:
         done = [(a, b) for a, b in self.pairs if b is not None]
-        if not done:
-            return 0.0
-        done[-1][1].synchronize()  # (complete already: the run's last wait came after it)
-        return sum(self.cp.cuda.get_elapsed_time(a, b) for a, b in done) / 1e3
+        if done:
+            done[-1][1].synchronize()  # (complete already: the run's last wait came after it)
+        return self.total + sum(self.cp.cuda.get_elapsed_time(a, b) for a, b in done) / 1e3
 
 
 class Ahead:

@@ -100,3 +100,26 @@ def test_a_fault_in_a_later_batch_reports_the_same(model, monkeypatch):
     (a, ea), (b, eb) = run_both(run, monkeypatch)
     assert ea == eb
     assert_same(a, b)
+
+
+def test_marks_of_a_long_run_keep_few_events_and_add_up():
+    """A run of many chunks reads its finished chunks' times as it goes (at most FOLD event
+    pairs alive); the sum is the chunks' device time, within the whole run's."""
+    import cupy as cp
+    marks = checks.Marks(cp)
+    a = cp.random.default_rng(0).random(1 << 20)
+    whole0, whole1 = cp.cuda.Event(), cp.cuda.Event()
+    whole0.record()
+    for i in range(200):
+        marks.start()
+        for _ in range(3):
+            a = cp.sin(a)
+        marks.stop()
+        if i % 10 == 0:
+            cp.cuda.get_current_stream().synchronize()
+        assert len(marks.pairs) <= checks.Marks.FOLD + 1
+    whole1.record()
+    whole1.synchronize()
+    total = cp.cuda.get_elapsed_time(whole0, whole1) / 1e3
+    got = marks.seconds()
+    assert 0.3 * total < got <= total * 1.001
