@@ -11,7 +11,7 @@ import numpy as np
 from vispy import scene
 from vispy.visuals.transforms import STTransform
 
-from .colors import ColorScale, compact, finite_range, lut, tick_labels, ticks
+from .colors import ColorScale, end_label, finite_range, lut, tick_labels, ticks
 from .textures import FieldTexture, Upload, is_device
 from .visuals import lut_texture
 
@@ -135,7 +135,7 @@ class ColorBar(scene.Widget):
         ends, end_ys = [], []
         for end, y in ((hi, self.TOP), (lo, y1)):  # the ends, unless a tick is close by
             if all(abs(y - t) > 14 for t in ys):
-                ends.append(compact(end))
+                ends.append(end_label(end, texts))
                 end_ys.append(y)
         seg = [[x0, self.TOP], [x1, self.TOP], [x1, self.TOP], [x1, y1], [x1, y1], [x0, y1],
                [x0, y1], [x0, self.TOP]]

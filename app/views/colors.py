@@ -176,6 +176,17 @@ def compact(v: float, digits: int = 3) -> str:
     return s
 
 
+def end_label(v: float, tick_texts) -> str:
+    """The label of a colour bar's end: `compact`, with more digits while it would read like
+    one of the ticks' labels (an end at 1.0802 beside a tick at 1.08: '1.0802')."""
+    s = compact(v)
+    for digits in range(4, 13):
+        if s not in tick_texts:
+            break
+        s = compact(v, digits)
+    return s
+
+
 def tick_labels(values) -> list[str]:
     """Labels of evenly spaced tick values with just enough digits to tell them apart (at
     least three significant), each as short as `compact` makes it."""

@@ -17,7 +17,7 @@ from pdestudio.app.frames import Frame, SimInfo  # noqa: E402
 from pdestudio.app.transfer import COUNTS  # noqa: E402
 from pdestudio.app.views import ColorScale, make_view  # noqa: E402
 from pdestudio.app.views.base import BACKGROUND  # noqa: E402
-from pdestudio.app.views.colors import compact, lut, tick_labels, ticks  # noqa: E402
+from pdestudio.app.views.colors import compact, end_label, lut, tick_labels, ticks  # noqa: E402
 from pdestudio.app.views.visuals import LIGHT  # noqa: E402
 
 SIZE = (832, 640)
@@ -255,6 +255,23 @@ def test_colour_bar_ticks_and_labels_fit(canvas):
         texts = list(view.colorbar.labels.text) + list(view.colorbar.ends.text)
         assert "5.88e27" in texts and "2e27" in texts and "4e27" in texts and "0" in texts
         assert np.abs(img[:, -3:] - BG).max() <= 2  # nothing drawn at the canvas' right edge
+    finally:
+        view.remove()
+
+
+def test_colour_bar_ends_never_read_like_a_tick(canvas):
+    """An end beside a tick that rounds to the same label gets the digits that tell them
+    apart (the window showed '1.08' twice, end and tick, for a range up to 1.0802)."""
+    assert end_label(1.0802, ["1.06", "1.08"]) == "1.0802"
+    assert end_label(0.943, ["0.95", "1"]) == "0.943"
+    n = 32
+    u = np.linspace(0.9435, 1.0802, n * n).reshape(n, n).astype(np.float32)
+    view = make_view(canvas, info_of(grid2d(n), {"u": u}), "image")
+    try:
+        draw(canvas, view, {"u": u}, "u", ColorScale())
+        ticks_shown = list(view.colorbar.labels.text)
+        ends = list(view.colorbar.ends.text) if view.colorbar.ends.visible else []
+        assert ends and not set(ends) & set(ticks_shown), (ends, ticks_shown)
     finally:
         view.remove()
 
