@@ -7,15 +7,15 @@ the surface named like the shown field, else the first one, is coloured by the s
 others get fixed colours (see-through when they lie above the coloured one). Without a hint the
 shown field is its own height.
 
-Resolution: colour and lighting are computed per pixel from every value of the field (where a
-pixel covers several cells it shows the one that stands out most, glsl.PICK), up to 16384 values
-a side (beyond, every s-th value: level of detail by texture sampling). The surface's geometry
-(its silhouette and depth; not its colours or shading) has about DENSITY vertices a pixel along
-its longer edge as drawn, re-chosen at every draw (zooming in brings every value back as a
-vertex), and at most MAX_SIDE a side on a GPU: triangles smaller than a pixel cost the GPU
-raster time, shared with the solver, and add nothing to the picture. On a software renderer
-(Mesa llvmpipe), whose cost is per triangle, at most SOFT_SIDE vertices a side. `geometry`
-says which.
+Resolution: colour and lighting are computed per pixel from every value of the field (where a pixel
+covers several cells it shows the one that stands out most, glsl.PICK), up to 16384 values a side
+(beyond, every s-th value: level of detail by texture sampling). The surface's geometry (its
+silhouette and depth; not its colours or shading) has about DENSITY vertices a pixel along its
+longer edge as drawn, chosen again whenever the camera or the view changes (zooming in brings every
+value back as a vertex), and at most MAX_SIDE a side on a GPU: triangles smaller than a pixel cost
+the GPU raster time, shared with the solver, and add nothing to the picture. On a software renderer
+(Mesa llvmpipe), whose cost is per triangle, at most SOFT_SIDE vertices a side. `geometry` says
+which.
 """
 from __future__ import annotations
 

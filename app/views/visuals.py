@@ -1,11 +1,11 @@
 """The VisPy visuals of the views: custom shaders that draw fields held in float textures
 (textures.py), so a frame changes only the textures' contents and a few uniforms.
 
-    HeightField   a grid field as a lit surface: a grid of vertices (drawn in tiles of at most
-                  TILE² vertices; a vertex every `step` texels, chosen at each draw from the
-                  surface's size on the screen), heights sampled from the height texture in the
-                  vertex shader; colour (a field's texture through the colour map, or one fixed
-                  colour) and normals (from neighbouring texels) per fragment
+    HeightField   a grid field as a lit surface: a grid of vertices (drawn in tiles of at most TILE²
+                  vertices; a vertex every `step` texels, chosen from the surface's size on the
+                  screen whenever the camera or the view changes), heights sampled from the height
+                  texture in the vertex shader; colour (a field's texture through the colour map, or
+                  one fixed colour) and normals (from neighbouring texels) per fragment
     FieldImage    a field texture on a rectangle (the image view), or a ring of rows (the
                   space–time image: one row written per frame, the oldest shown at the bottom)
     ScalarLine    a 1D field as a line: x fixed, y sampled from the field's texture (the min/max

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import json
 
 import numpy as np
 
@@ -59,12 +58,18 @@ def judge_state_checks(sim, vals) -> str | None:
     return None
 
 
+def stacked(xp, got: list):
+    """The checks as one float64 array (one copy to the host reads them all); None if none."""
+    return xp.stack([xp.asarray(c, dtype=xp.float64).reshape(()) for c in got]) if got else None
+
+
 def base_first_nonfinite(sim) -> str | None:
     """The base class's checks alone (not a model's own): checkpoint loading asks whether a
     state breaks the physical bounds that stepping checks."""
     from .simulation import Simulation
-    vals = [np.float64(sim._be.asnumpy(c)) for c in Simulation._check_arrays(sim)]
-    return Simulation._judge_checks(sim, np.array(vals))
+    got = stacked(sim.xp, Simulation._check_arrays(sim))
+    return Simulation._judge_checks(sim, sim._be.asnumpy(got) if got is not None
+                                    else np.zeros(0))
 
 
 @contextlib.contextmanager
@@ -115,9 +120,10 @@ def run_chunk(sim, chunk: int, t_end, marks, last: bool = False):
 
 class Marks:
     """The device time of a run's chunks from CUDA events: a chunk's start is recorded as it
-    begins, its end where its steps are queued (before the checks), and the elapsed times are
-    read once at the end of the run, with no wait of their own. Each next start event is
-    made while the device is busy, so a chunk's beginning costs one call."""
+    begins, its end where its steps are queued (before the checks); the elapsed times are read
+    with no wait of their own, those of finished chunks every FOLD chunks, the rest at the end
+    of the run. Each next start event is made while the device is busy, so a chunk's beginning
+    costs one call."""
 
     FOLD = 32  # pairs kept at most before the finished ones are read (a long run's events)
 
@@ -177,9 +183,9 @@ class Ahead:
         if host is None or host.shape != (len(got),):
             import cupyx
             host = sim._checks_host = cupyx.empty_pinned((len(got),), dtype=np.float64)
-        if got:
+        self.vals = stacked(cp, got)  # (kept alive until the copy is done)
+        if self.vals is not None:
             stream = cp.cuda.get_current_stream()
-            self.vals = cp.stack([cp.asarray(c, dtype=cp.float64).reshape(()) for c in got])
             cp.cuda.runtime.memcpyAsync(host.ctypes.data, self.vals.data.ptr, self.vals.nbytes,
                                         _D2H, stream.ptr)
         self.host = host
@@ -199,7 +205,4 @@ class Ahead:
 
     def snapshot(self):
         """The next chunk's snapshot (Simulation._snapshot's), or None to make one."""
-        if self.copies is None:
-            return None
-        sim = self.sim
-        return (self.copies, sim.t, sim.steps, json.dumps(sim._aux_state()))
+        return self.sim._snapshot(self.copies) if self.copies is not None else None

@@ -332,11 +332,9 @@ class Simulation:
         one reduction per field and per bound, one host sync for all. A bound's finding is kept
         in `_violation` for `_diverged`. (Stepping on the GPU queues the same checks before a
         chunk's wait instead: core/checks.py.)"""
-        checks = self._check_arrays()
-        xp = self.xp
-        vals = self._be.asnumpy(xp.stack([xp.asarray(c, dtype=xp.float64).reshape(())
-                                          for c in checks])) if checks else np.zeros(0)
-        return self._judge_checks(vals)
+        stacked = checks.stacked(self.xp, self._check_arrays())
+        return self._judge_checks(self._be.asnumpy(stacked) if stacked is not None
+                                  else np.zeros(0))
 
     def _check_arrays(self) -> list:
         """The checks of the state as 0-d arrays, no host sync: whether each state field is
@@ -368,9 +366,10 @@ class Simulation:
     def _worst_field(self) -> str:
         return self._first_nonfinite() or next(iter(self.state), "?")
 
-    def _snapshot(self):
-        return ({k: v.copy() for k, v in self.state.items()}, self.t, self.steps,
-                json.dumps(self._aux_state()))
+    def _snapshot(self, copies=None):
+        """(state copies, t, steps, aux) to restore; `copies`: made already (core/checks.py)."""
+        return (copies if copies is not None else {k: v.copy() for k, v in self.state.items()},
+                self.t, self.steps, json.dumps(self._aux_state()))
 
     def _restore(self, snap) -> None:
         state, self.t, self.steps, aux = snap
