@@ -128,15 +128,20 @@ def paced_frames(box, stop, fps: float):
             yield f
 
 
-def frame_of_steps(sim, chunk: int, frame_s: float, call_s: float) -> tuple[int, int, float]:
+def frame_of_steps(sim, chunk: int, frame_s: float, call_s: float,
+                   device: list | None = None) -> tuple[int, int, float]:
     """The window's solver thread (app/solver_loop.py, steps per frame = auto) for one frame:
     calls of `chunk` steps for `frame_s`, the chunk doubled while a call takes under half of
-    `call_s` and halved above twice it. Returns (steps, the next chunk, seconds in the calls)."""
+    `call_s` and halved above twice it. Returns (steps, the next chunk, seconds in the calls).
+    `device`: a one-element list the calls' device seconds (the simulation's `kernel_s`, from
+    its CUDA events on the GPU) are added to."""
     steps, stepping, c0 = 0, 0.0, time.perf_counter()
     while time.perf_counter() - c0 < frame_s:
         s0 = time.perf_counter()
         sim.step(chunk)
         steps += chunk
+        if device is not None:
+            device[0] += sim.stats.get("kernel_s", 0.0)
         wall = time.perf_counter() - s0
         stepping += wall
         if wall < 0.5 * call_s:

@@ -9,7 +9,12 @@
               GIL held, no GPU work) a frame: what the draw's Python alone would cost the solver
 
 each after the view drew two warm-up frames, measured against the solver alone (before and
-after), with the time the solver thread spends stepping and handing over.
+after), with the time the solver thread spends stepping and handing over. On the GPU each row
+also splits the loss: the device time a step takes (from the simulation's CUDA events, which
+count whatever else the GPU ran between a chunk's start and end: the screen's OpenGL work
+time-sliced in) against the solver alone, and the share of the wall the solver's chunks kept
+the device busy (the rest: gaps between chunks, while the host waits, hands over or wants
+the GIL).
 
     python -m benchmarks.app.share_bench mean-curvature,shallow-water --size 1024 \
         --variants none:60,draw:15,draw:30,draw:30:image,draw:15::0.0001
@@ -99,9 +104,10 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
     st["shown"] = 0
     chunk, steps = 1, 0
     acc = {"step": 0.0, "submit": 0.0}
+    device = [0.0]
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        n, chunk, stepping = frame_of_steps(sim, chunk, frame_s, call_s)
+        n, chunk, stepping = frame_of_steps(sim, chunk, frame_s, call_s, device)
         steps += n
         acc["step"] += stepping
         if mode == "nothing":
@@ -120,7 +126,22 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
     return {"mode": mode, "fps_cap": fps, "steps_s": steps / wall, "shown_s": st["shown"] / wall,
             "draw_ms": 1e3 * med(st["draw"]), "gpu_ms": med(st["gpu"]), "chunk": chunk,
             "cpu_ms": 1e3 * med(st["cpu"]),
+            "device_us_step": 1e6 * device[0] / steps if steps else float("nan"),
+            "device_busy": device[0] / wall,
             **{k: round(v / wall, 4) for k, v in acc.items()}}
+
+
+def device_alone(sim, seconds: float) -> tuple[float, float]:
+    """The solver alone as `plain_rate` steps it: (device µs a step, the share of the wall the
+    device was busy with its chunks)."""
+    n, steps, dev, t0 = 1, 0, 0.0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        sim.step(n)
+        steps += n
+        dev += sim.stats.get("kernel_s", 0.0)
+        n = min(2 * n, 4096)
+    synchronize()
+    return 1e6 * dev / steps, dev / (time.perf_counter() - t0)
 
 
 def main(argv=None) -> int:
@@ -147,7 +168,9 @@ def main(argv=None) -> int:
         sim.step(1)
         plain_rate(sim, 1.0)  # kernels compiled, graphs captured
         alone, _ = plain_rate(sim, a.seconds)
-        print(f"{model} {a.size} {sim.backend} {sim.dtype}: alone {alone:.5g} steps/s", flush=True)
+        dev_us, busy = device_alone(sim, a.seconds)
+        print(f"{model} {a.size} {sim.backend} {sim.dtype}: alone {alone:.5g} steps/s, device "
+              f"{dev_us:.4g} µs a step, busy {100 * busy:.1f} %", flush=True)
         for v in a.variants.split(","):
             mode, cap, vm, sw, fm = (v.split(":") + ["", "", ""])[:5]
             frame_s = float(fm) / 1e3 if fm else 1 / 40
@@ -155,6 +178,7 @@ def main(argv=None) -> int:
                     view_mode=vm or None, switch=float(sw) if sw else None)
             after, _ = plain_rate(sim, a.seconds / 2)
             r.update(model=model, size=a.size, alone_before=alone, alone_after=after,
+                     device_us_step_alone=dev_us, device_busy_alone=busy,
                      view_mode=vm or "default", switch=float(sw) if sw else switch_interval(sim.backend),
                      frame_ms=1e3 * frame_s,
                      kept=r["steps_s"] / alone)
@@ -164,7 +188,9 @@ def main(argv=None) -> int:
                   f"{r['steps_s']:9.5g} steps/s, kept {100 * r['kept']:5.1f} % (alone after "
                   f"{after:.5g}), {r['shown_s']:5.1f} frames/s, draw {r['draw_ms']:6.2f} ms "
                   f"(GPU {r['gpu_ms']:.3g}, screen thread CPU {r['cpu_ms']:.3g}), stepping {100 * r['step']:.1f} % and handing "
-                  f"over {100 * r['submit']:.2f} % of the time", flush=True)
+                  f"over {100 * r['submit']:.2f} % of the time; device {r['device_us_step']:.4g} µs a step "
+                  f"({dev_us:.4g} alone), busy {100 * r['device_busy']:.1f} % of the wall",
+                  flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
