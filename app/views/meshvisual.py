@@ -10,6 +10,16 @@ vertex averages the cells around it, gathered in the vertex shader from a table 
 cells (CSR, a float texture built once; at most MAX_RING cells a vertex are averaged, more than
 any mesh generator here makes). Surfaces with heights are lit by facet normals (derivatives of
 the position in the fragment shader); fixed surfaces (a sphere) by vertex normals built once.
+
+Level of detail: a mesh finer than the pixels it covers is drawn from a coarser one made by
+vertex clustering (`cluster_cells`: the vertices binned in cubes of a side, each bin's first
+vertex standing for the bin, the triangles between three bins kept once), with about DENSITY
+vertices a pixel as drawn (`MeshGeometry.level_for`, chosen again when the camera or the view
+changes; zooming in brings every vertex back). A coarse triangle's corners are vertices of the
+mesh, so they read their fields' texels as the full mesh does, and a cell-coloured coarse
+triangle takes the colour of one of the cells it stands for: the picture is the full mesh's to
+about a pixel. The triangles a GPU rasterises are its time, taken from the solver beside it
+(docs/BENCHMARKS.md, "Meshes drawn with a vertex a pixel").
 """
 from __future__ import annotations
 
@@ -25,6 +35,8 @@ from .textures import FieldTexture
 from .visuals import LIGHT, _TextureVisual
 
 MAX_RING = 32
+DENSITY = 1.0    # vertices a pixel along the mesh as drawn (0: always every vertex)
+WORTH = 0.5      # a coarser level is used only with at most this share of the triangles
 
 
 def vertex_normals(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -70,29 +82,57 @@ def locality_order(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
     return np.argsort(code, kind="stable")
 
 
+def cluster_cells(points: np.ndarray, cells: np.ndarray, spacing: float):
+    """Vertex clustering: the vertices binned in cubes of side `spacing` from the mesh's lowest
+    corner, each bin's lowest-numbered vertex standing for it; the triangles whose corners fall
+    in three different bins, once each. Returns (triangles as vertex numbers of the mesh, for
+    each the number of one cell of the mesh it stands for)."""
+    q = np.floor((points - points.min(axis=0)) / spacing).astype(np.int64)
+    key = np.ravel_multi_index(tuple(q.T), tuple(q.max(axis=0) + 1))
+    uniq, inv = np.unique(key, return_inverse=True)
+    rep = np.full(len(uniq), len(points), np.int64)
+    np.minimum.at(rep, inv, np.arange(len(points), dtype=np.int64))
+    c = rep[inv[cells]]
+    keep = (c[:, 0] != c[:, 1]) & (c[:, 1] != c[:, 2]) & (c[:, 2] != c[:, 0])
+    c, cid = c[keep], np.flatnonzero(keep)
+    s = np.sort(c, axis=1)
+    order = np.lexsort((s[:, 2], s[:, 1], s[:, 0]))
+    s = s[order]
+    first = np.ones(len(s), bool)
+    first[1:] = np.any(s[1:] != s[:-1], axis=1)
+    pick = order[first]
+    return c[pick], cid[pick]
+
+
+class Level:
+    """The buffers one level of detail draws: attributes, index (None: un-indexed), the
+    vertices and triangles it has."""
+
+    def __init__(self, buffers: dict, index, vertices: int, triangles: int):
+        self.buffers, self.index = buffers, index
+        self.vertices, self.triangles = vertices, triangles
+
+
 class MeshGeometry:
     """Vertex buffers of a mesh for one layout (see the module docstring): `flat` (cell
-    colours, un-indexed), `vertex_tc` (texels of vertex fields), `ring` (cell heights)."""
+    colours, un-indexed), `vertex_tc` (texels of vertex fields), `ring` (cell heights); the
+    coarser levels of detail built when first drawn (`level_for`)."""
 
     def __init__(self, points, cells, *, flat: bool, heights: bool, vertex_tc: bool,
                  ring: bool):
         points = np.asarray(points, np.float64)
         cells = np.asarray(cells, np.int64)
         n, m = len(points), len(cells)
+        self.points, self.cells = points, cells
         self.flat, self.heights = flat, heights
-        corners = cells.ravel() if flat else None
-        pick = (lambda a: a[corners]) if flat else (lambda a: a)
-        self.buffers = {"a_pos": gloo.VertexBuffer(pick(points).astype(np.float32))}
-        if not heights:
-            self.buffers["a_normal"] = gloo.VertexBuffer(pick(vertex_normals(points, cells)))
         self.vertex_field = FieldTexture((n,))
         self.cell_field = FieldTexture((m,))
+        # per-vertex attributes, picked per corner (flat) or indexed
+        self._per_vertex = {"a_pos": points.astype(np.float32)}
+        if not heights:
+            self._per_vertex["a_normal"] = vertex_normals(points, cells)
         if vertex_tc:
-            self.buffers["a_vtc"] = gloo.VertexBuffer(pick(self.vertex_field.texcoords(
-                np.arange(n))))
-        if flat:
-            self.buffers["a_ctc"] = gloo.VertexBuffer(self.cell_field.texcoords(
-                np.repeat(np.arange(m), 3)))
+            self._per_vertex["a_vtc"] = self.vertex_field.texcoords(np.arange(n))
         self.ring = None
         self.max_ring = 0
         if ring:
@@ -100,11 +140,50 @@ class MeshGeometry:
             self.ring = FieldTexture((len(idx),))
             self.ring_values = idx
             self.max_ring = int(min(max(int(counts.max(initial=1)), 1), MAX_RING))
-            self.buffers["a_ring"] = gloo.VertexBuffer(pick(
-                np.column_stack([offsets, counts]).astype(np.float32)))
-        self.index = None if flat else gloo.IndexBuffer(
-            cells[locality_order(points, cells)].astype(np.uint32).ravel())
-        self.count = 3 * m
+            self._per_vertex["a_ring"] = np.column_stack([offsets, counts]).astype(np.float32)
+        self.full = self._level(cells, np.arange(m), shared=None)
+        self.buffers, self.index, self.count = self.full.buffers, self.full.index, 3 * m
+        lo, hi = points.min(axis=0), points.max(axis=0)
+        self.extent = float(np.max(hi - lo)) if n else 0.0
+        e = points[cells[:, 1]] - points[cells[:, 0]] if m else np.zeros((1, 3))
+        self.edge = float(np.median(np.linalg.norm(e, axis=1))) if m else 0.0
+        self._levels: dict = {}
+
+    def _level(self, cells, cell_ids, shared) -> Level:
+        """The buffers drawing `cells` (vertex numbers of the mesh), cell-coloured ones taking
+        the colours of `cell_ids`; `shared`: the full level, whose per-vertex buffers an
+        indexed layout reuses."""
+        verts = len(np.unique(cells)) if shared is not None else len(self.points)
+        if self.flat:
+            corners = cells.ravel()
+            bufs = {k: gloo.VertexBuffer(np.ascontiguousarray(v[corners]))
+                    for k, v in self._per_vertex.items()}
+            bufs["a_ctc"] = gloo.VertexBuffer(self.cell_field.texcoords(np.repeat(cell_ids, 3)))
+            return Level(bufs, None, verts, len(cells))
+        bufs = shared.buffers if shared is not None else {
+            k: gloo.VertexBuffer(v) for k, v in self._per_vertex.items()}
+        index = gloo.IndexBuffer(cells[locality_order(self.points, cells)].astype(np.uint32)
+                                 .ravel())
+        return Level(bufs, index, verts, len(cells))
+
+    def level_for(self, px_per_unit: float | None, density: float = DENSITY) -> Level:
+        """The level with about `density` vertices a pixel where the mesh is drawn at
+        `px_per_unit` pixels a unit of length at most (None: unknown, every vertex): bins of
+        a side extent / 2^k, the k nearest (in octaves) to a pixel's share, so 0.7 to 1.4
+        vertices a pixel; every vertex where the bins would be smaller than the triangles or
+        keep more than WORTH of them."""
+        if not px_per_unit or density <= 0 or not np.isfinite(px_per_unit) or self.extent <= 0:
+            return self.full
+        want = 1.0 / (density * px_per_unit)
+        k = max(0, int(np.round(np.log2(self.extent / want))))
+        spacing = self.extent / 2 ** k
+        if spacing < self.edge:
+            return self.full
+        if k not in self._levels:
+            cells, cid = cluster_cells(self.points, self.cells, spacing)
+            self._levels[k] = self._level(cells, cid, self.full) \
+                if len(cells) <= WORTH * len(self.cells) else self.full
+        return self._levels[k]
 
 
 def _shaders(geom: MeshGeometry, height_loc: str | None, color_loc: str | None):
@@ -165,14 +244,14 @@ void main() {{
 class ScalarMeshVisual(_TextureVisual):
     """One surface of a mesh view: heights and colour as `_shaders` describes."""
 
-    def __init__(self, geom: MeshGeometry, height_loc, color_loc, bounds):
+    def __init__(self, geom: MeshGeometry, height_loc, color_loc, bounds, pick_level=None):
         vert, frag = _shaders(geom, height_loc, color_loc)
         Visual.__init__(self, vcode=vert, fcode=frag)
         self.geom = geom
         self.bounds_xyz = bounds
+        self.pick_level = pick_level  # () -> the Level to draw (the view's choice), or None
+        self.level = None
         p = self.shared_program
-        for k, buf in geom.buffers.items():
-            p[k] = buf
         p["u_light"] = LIGHT
         p["u_mode"] = 0.0 if color_loc is not None else 1.0
         p["u_color"] = (0.6, 0.6, 0.6, 1.0)
@@ -181,8 +260,21 @@ class ScalarMeshVisual(_TextureVisual):
             p["u_ring"] = geom.ring.texture
             p["u_rsize"] = geom.ring.size
         self._draw_mode = "triangles"
-        self._index_buffer = geom.index
+        self._use(geom.full)
         self.set_gl_state("opaque", depth_test=True, cull_face=False)
+
+    def _use(self, level: Level) -> None:
+        if level is not self.level:
+            p = self.shared_program
+            for k, buf in level.buffers.items():
+                p[k] = buf
+            self._index_buffer = level.index
+            self.level = level
+
+    def draw(self):
+        if self.visible and self.pick_level is not None:
+            self._use(self.pick_level())
+        super().draw()
 
     def set_value(self, tex: FieldTexture) -> None:
         self.shared_program["u_value"] = tex.texture

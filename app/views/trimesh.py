@@ -6,7 +6,9 @@ the plane, like the grid surface view: a cell field's height at a vertex is the 
 cells around it; the shown field colours the surface named like it (else the first).
 
 Positions and topology are uploaded once (meshvisual.py); each frame uploads only the fields'
-values into their textures.
+values into their textures. A mesh finer than the pixels it covers is drawn from a coarser one
+with about a vertex a pixel (meshvisual.py, "Level of detail"), chosen again when the camera or
+the view changes; the title says so while it is.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from vispy import scene
 from .axes import Axes3D, AutoFit
 from .base import View, fonts
 from .colors import ColorScale
+from . import meshvisual
 from .meshvisual import MeshGeometry, MeshNode
 from .surface import other_color, set_see_through
 
@@ -47,6 +50,10 @@ class TriMeshView(View):
         else:  # until data comes
             self.axes.set(self.xr, self.yr, (-0.35 * self.extent, 0.35 * self.extent))
         self.autofit = AutoFit(self.vb, self.axes)
+        self.density = meshvisual.DENSITY  # (read here: benchmarks set it)
+        self._lod = (None, None, None)  # (lod key, geometry, level) of the last choice
+        self.lod_note = ""
+        self.geometry = ""
         self.reset_camera()
 
     def needed(self, field):
@@ -84,9 +91,55 @@ class TriMeshView(View):
         bounds = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent) if self.heights
                   else (float(self.points[:, 2].min()), float(self.points[:, 2].max())))
         self.nodes = [MeshNode(geom, hlocs[i], color_loc if i == coloured else None, bounds,
-                               parent=self.vb.scene) for i in range(len(self.names))]
+                               pick_level=self._pick_level, parent=self.vb.scene)
+                      for i in range(len(self.names))]
         self.layout = key
         self.fit = None
+
+    def _lod_key(self) -> tuple:
+        """What the mesh's size on the screen depends on (as the grid surface view's)."""
+        c = self.vb.camera
+        return (c.elevation, c.azimuth, tuple(c.center), c.distance, c.scale_factor, c.fov,
+                tuple(self.vb.pos), tuple(self.vb.size), tuple(self.canvas.physical_size))
+
+    def _px_per_unit(self, node) -> float | None:
+        """The most framebuffer pixels a unit of length takes along the edges of the mesh's
+        bounding box as drawn; None where the transforms are not set up yet or a corner lies
+        behind the camera."""
+        (x0, x1), (y0, y1), (z0, z1) = node.bounds_xyz
+        corners = np.array([[x, y, z, 1.0] for x in (x0, x1) for y in (y0, y1) for z in (z0, z1)])
+        try:
+            q = np.asarray(node.get_transform("visual", "framebuffer").map(corners), np.float64)
+        except Exception:  # noqa: BLE001  (no transform system before the first draw)
+            return None
+        if q.shape[1] < 4 or np.any(q[:, 3] <= 0) or not np.all(np.isfinite(q)):
+            return None
+        px = q[:, :2] / q[:, 3:4]
+        best = 0.0
+        for a in range(8):
+            for b in range(a + 1, 8):
+                if bin(a ^ b).count("1") == 1:  # the box's 12 edges
+                    length = float(np.linalg.norm(corners[a, :3] - corners[b, :3]))
+                    if length > 0:
+                        best = max(best, float(np.linalg.norm(px[a] - px[b])) / length)
+        return best or None
+
+    def _pick_level(self):
+        """The level of detail all surfaces draw now (the same for each: one geometry)."""
+        node = self.nodes[0]
+        geom = node.geom
+        key = self._lod_key()
+        seen_key, seen_geom, level = self._lod
+        if key == seen_key and geom is seen_geom:
+            return level
+        px = self._px_per_unit(node)
+        level = geom.level_for(px, self.density)
+        self._lod = (key if px is not None else None, geom, level)
+        n = len(geom.points)
+        self.geometry = f"geometry {level.vertices} of {n} vertices"
+        self.lod_note = "" if level is geom.full else \
+            f"   [drawn from {level.vertices:,} of {n:,} vertices]"
+        return level
 
     def set_frame(self, frame, field, scale: ColorScale):
         hnames = [n if n is not None else field for n in self.names] if self.heights else []
@@ -110,7 +163,8 @@ class TriMeshView(View):
                 node.set_color(other_color(i, up))
                 node.set_colormap(lut, (lo, hi))  # unused by a fixed colour, but set
         self.limits = (lo, hi)
-        self._set_title(field, frame)
+        self._pick_level()
+        self._set_title(field, frame, self.lod_note)
         self._update_colorbar(scale, (lo, hi), field)
         return lo, hi
 

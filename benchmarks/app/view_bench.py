@@ -212,6 +212,9 @@ def main(argv=None) -> int:
     ap.add_argument("--surface-density", type=float, default=None,
                     help="grid surfaces' vertices a pixel (app/views/surface.py DENSITY; 0: "
                          "every value up to 4096 a side, as before 2026-11-27)")
+    ap.add_argument("--mesh-density", type=float, default=None,
+                    help="triangle meshes' vertices a pixel (app/views/meshvisual.py DENSITY; "
+                         "0: every vertex, as before 2026-11-27)")
     ap.add_argument("--checks-after", action="store_true",
                     help="the stepping's checks after each chunk's wait, as before 2026-11-27 "
                          "(solvers/core/checks.py AHEAD = False)")
@@ -223,6 +226,9 @@ def main(argv=None) -> int:
     if a.surface_density is not None:
         from pdestudio.app.views import surface
         surface.DENSITY = a.surface_density
+    if a.mesh_density is not None:
+        from pdestudio.app.views import meshvisual
+        meshvisual.DENSITY = a.mesh_density
     rows = []
     if a.solver:
         paths = ("pinned", "interop") if a.path == "interop" else ("pinned",)

@@ -1,0 +1,138 @@
+"""A triangle mesh finer than the pixels it covers is drawn from a coarser one (app/views/
+meshvisual.py, "Level of detail"): vertex clustering leaves vertices of the mesh standing for
+bins about a pixel wide, so the picture is the full mesh's to about a pixel while the GPU
+rasterises several times fewer triangles; zoomed in, every vertex is drawn again. Drawn
+offscreen (EGL: Mesa llvmpipe on CPU CI)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+vispy = pytest.importorskip("vispy")
+
+from pdestudio.app.views import ColorScale, make_view, meshvisual  # noqa: E402
+from pdestudio.app.views.meshvisual import cluster_cells  # noqa: E402
+
+from .test_views import canvas, draw, info_of  # noqa: E402,F401
+
+
+def plane(n, jitter=0.0, seed=0):
+    """An n × n vertex triangulation of the unit square (points (N, 3), cells (M, 3)), the
+    interior vertices moved by up to `jitter` of a spacing."""
+    x = np.linspace(0.0, 1.0, n)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+    pts = np.column_stack([X.ravel(), Y.ravel(), np.zeros(n * n)])
+    if jitter:
+        rng = np.random.default_rng(seed)
+        inner = (X.ravel() > 0) & (X.ravel() < 1) & (Y.ravel() > 0) & (Y.ravel() < 1)
+        pts[inner, :2] += rng.uniform(-jitter, jitter, (inner.sum(), 2)) / (n - 1)
+    i, j = np.meshgrid(np.arange(n - 1), np.arange(n - 1), indexing="ij")
+    a = (i * n + j).ravel()
+    cells = np.concatenate([np.column_stack([a, a + n, a + n + 1]),
+                            np.column_stack([a, a + n + 1, a + 1])])
+    return pts, cells
+
+
+def area(pts, cells):
+    p = pts[cells]
+    return 0.5 * np.abs(np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])[:, 2]).sum()
+
+
+def test_clusters_keep_vertices_of_the_mesh_and_cover_it_once():
+    pts, cells = plane(201, jitter=0.3)
+    spacing = 4.0 / 200                                 # four spacings a bin
+    coarse, cid = cluster_cells(pts, cells, spacing)
+    assert 0.04 * len(cells) < len(coarse) < 0.1 * len(cells)   # about 16x fewer
+    # corners are vertices of the mesh, three different ones, no triangle twice
+    assert coarse.min() >= 0 and coarse.max() < len(pts)
+    assert np.all(np.diff(np.sort(coarse, axis=1), axis=1) > 0)
+    assert len(np.unique(np.sort(coarse, axis=1), axis=0)) == len(coarse)
+    # the cell a coarse triangle stands for has its corners in the triangle's three bins
+    b = np.floor((pts - pts.min(axis=0)) / spacing).astype(int)
+    key = lambda v: set(map(tuple, b[v]))  # noqa: E731
+    for k in range(0, len(coarse), 97):
+        assert key(cells[cid[k]]) == key(coarse[k])
+    # the coarse triangles cover the square about once (vertex clustering folds a few)
+    assert abs(area(pts, coarse) - 1.0) < 0.05
+
+
+def bumps_at(p):
+    rng = np.random.default_rng(5)
+    u = np.zeros(len(p))
+    for cx, cy, w, a in zip(*rng.uniform([0.1, 0.1, 0.05, -1], [0.9, 0.9, 0.15, 1], (10, 4)).T):
+        u += a * np.exp(-((p[:, 0] - cx) ** 2 + (p[:, 1] - cy) ** 2) / w ** 2)
+    return u.astype(np.float32)
+
+
+def picture(canvas, n, density, zoom, monkeypatch, location="node", scramble=False):
+    """(pixels below the title, the level's triangles, the mesh's) of a planar mesh coloured
+    by smooth bumps, the camera `zoom` times nearer than fitted. `scramble`: the coarse
+    triangles take the colours of other cells (the test's own check that it can fail)."""
+    monkeypatch.setattr(meshvisual, "DENSITY", density)
+    pts, cells = plane(n, jitter=0.3)
+    at = pts if location == "node" else pts[cells].mean(axis=1)
+    fields = {"u": bumps_at(at)}
+    mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
+    view = make_view(canvas, info_of(mesh, fields, location=location))
+    try:
+        if scramble:
+            real = meshvisual.cluster_cells
+
+            def wrong(points, cells_, spacing):
+                c, cid = real(points, cells_, spacing)
+                return c, np.random.default_rng(0).permutation(len(cells_))[:len(cid)]
+            monkeypatch.setattr(meshvisual, "cluster_cells", wrong)
+        draw(canvas, view, fields, "u", ColorScale())
+        view.autofit.fitted = None  # the user's camera from here on
+        view.vb.camera.distance /= zoom
+        img = draw(canvas, view, fields, "u", ColorScale())
+        level = view.nodes[0].level
+        return img[40:], level.triangles, len(cells)
+    finally:
+        view.remove()
+
+
+@pytest.mark.parametrize("location", ["node", "cell"])
+def test_far_mesh_draws_fewer_triangles_and_the_same_picture(canvas, monkeypatch, location):
+    full, full_tris, m = picture(canvas, 401, 0.0, 0.25, monkeypatch, location)
+    lod, lod_tris, _ = picture(canvas, 401, 1.0, 0.25, monkeypatch, location)
+    assert full_tris == m
+    assert lod_tris <= m / 4, (lod_tris, m)
+    drawn = np.abs(full - full[0, 0]).max(axis=2) > 24             # the picture is not empty
+    assert drawn.mean() > 0.05
+    differ = np.abs(full - lod).max(axis=2) > 24
+    assert differ.mean() < 0.01, f"{differ.mean():.4f} of the pixels differ"
+
+
+def test_colours_of_other_cells_are_caught(canvas, monkeypatch):
+    full, _, _ = picture(canvas, 401, 0.0, 0.5, monkeypatch, "cell")
+    wrong, _, _ = picture(canvas, 401, 1.0, 0.5, monkeypatch, "cell", scramble=True)
+    differ = np.abs(full - wrong).max(axis=2) > 24
+    assert differ.mean() > 0.02
+
+
+def test_zooming_in_brings_every_vertex_back(canvas, monkeypatch):
+    _, far, m = picture(canvas, 401, 1.0, 0.5, monkeypatch)
+    _, near, _ = picture(canvas, 401, 1.0, 8.0, monkeypatch)
+    assert far < m and near == m
+
+
+def test_the_title_says_when_fewer_vertices_are_drawn(canvas, monkeypatch):
+    monkeypatch.setattr(meshvisual, "DENSITY", 1.0)
+    pts, cells = plane(401)
+    fields = {"u": bumps_at(pts)}
+    view = make_view(canvas, info_of(SimpleNamespace(kind="triangles", points=pts,
+                                                     cells=cells), fields))
+    try:
+        draw(canvas, view, fields, "u", ColorScale())
+        view.autofit.fitted = None
+        view.vb.camera.distance *= 4
+        for _ in range(2):  # (the title of a frame tells the level its last draw chose)
+            draw(canvas, view, fields, "u", ColorScale())
+        assert "of 160,801 vertices]" in view.title.text, view.title.text
+        drawn = int(view.title.text.split("drawn from ")[1].split(" of")[0].replace(",", ""))
+        assert drawn == view.nodes[0].level.vertices < 160801 / 4
+    finally:
+        view.remove()
