@@ -39,6 +39,7 @@ class TriMeshView(View):
         self.heights = self.planar and bool(info.surfaces)
         self.geoms: dict = {}
         self.nodes: list = []
+        self.coloured_node = None
         self.layout = None
         self.fit = None
         self.vb.camera = scene.TurntableCamera(fov=40)
@@ -51,7 +52,7 @@ class TriMeshView(View):
             self.axes.set(self.xr, self.yr, (-0.35 * self.extent, 0.35 * self.extent))
         self.autofit = AutoFit(self.vb, self.axes)
         self.density = meshvisual.DENSITY  # (read here: benchmarks set it)
-        self._lod = (None, None, None)  # (lod key, geometry, level) of the last choice
+        self._lod: dict = {}  # id(geometry) -> (lod key, geometry, level) of its last choice
         self.lod_note = ""
         self.geometry = ""
         self.reset_camera()
@@ -67,15 +68,18 @@ class TriMeshView(View):
             return "cell"
         return "vertex"
 
-    def _geometry(self, flat, vertex_tc, ring) -> MeshGeometry:
+    def _geometry(self, flat, vertex_tc, ring, keep: dict) -> MeshGeometry:
+        """The geometry of one layout: made once, kept in `keep` (the layouts in use)."""
         key = (flat, vertex_tc, ring)
-        if key not in self.geoms:
-            g = MeshGeometry(self.points, self.cells, flat=flat, heights=self.heights,
-                             vertex_tc=vertex_tc, ring=ring)
-            if g.ring is not None:
-                g.ring.set_static(g.ring_values)
-            self.geoms = {key: g}  # one layout at a time
-        return self.geoms[key]
+        if key not in keep:
+            g = self.geoms.get(key)
+            if g is None:
+                g = MeshGeometry(self.points, self.cells, flat=flat, heights=self.heights,
+                                 vertex_tc=vertex_tc, ring=ring)
+                if g.ring is not None:
+                    g.ring.set_static(g.ring_values)
+            keep[key] = g
+        return keep[key]
 
     def _build(self, field, hnames) -> None:
         color_loc = self._loc(field)
@@ -84,15 +88,23 @@ class TriMeshView(View):
         key = (color_loc, tuple(hlocs), coloured)
         if key == self.layout:
             return
-        geom = self._geometry(color_loc == "cell", "vertex" in (hlocs + [color_loc]),
-                              "cell" in hlocs)
+        # the coloured surface is cell-coloured (flat: three corners a cell) where its field
+        # lives on cells; a surface in a fixed colour needs no cell colours, so it is drawn
+        # indexed, every vertex shaded once (a third of the vertex work on a triangulation)
+        keep: dict = {}
+        geoms = [self._geometry(color_loc == "cell" and i == coloured,
+                                "vertex" in ([hlocs[i]] + ([color_loc] if i == coloured else [])),
+                                hlocs[i] == "cell", keep) for i in range(len(self.names))]
+        self.geoms = keep
         for node in self.nodes:
             node.parent = None
         bounds = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent) if self.heights
                   else (float(self.points[:, 2].min()), float(self.points[:, 2].max())))
-        self.nodes = [MeshNode(geom, hlocs[i], color_loc if i == coloured else None, bounds,
-                               pick_level=self._pick_level, parent=self.vb.scene)
-                      for i in range(len(self.names))]
+        self.nodes = [MeshNode(geoms[i], hlocs[i], color_loc if i == coloured else None, bounds,
+                               parent=self.vb.scene) for i in range(len(self.names))]
+        for node in self.nodes:
+            node.pick_level = (lambda n=node: self._pick_level(n))
+        self.coloured_node = self.nodes[coloured]
         self.layout = key
         self.fit = None
 
@@ -124,21 +136,23 @@ class TriMeshView(View):
                         best = max(best, float(np.linalg.norm(px[a] - px[b])) / length)
         return best or None
 
-    def _pick_level(self):
-        """The level of detail all surfaces draw now (the same for each: one geometry)."""
-        node = self.nodes[0]
+    def _pick_level(self, node=None):
+        """The level of detail `node` (the coloured surface's by default) draws now; the
+        surfaces' geometries choose at the same size on the screen."""
+        node = node if node is not None else self.coloured_node
         geom = node.geom
         key = self._lod_key()
-        seen_key, seen_geom, level = self._lod
-        if key == seen_key and geom is seen_geom:
-            return level
+        seen = self._lod.get(id(geom))
+        if seen is not None and seen[0] == key and seen[1] is geom:
+            return seen[2]
         px = self._px_per_unit(node)
         level = geom.level_for(px, self.density)
-        self._lod = (key if px is not None else None, geom, level)
-        n = len(geom.points)
-        self.geometry = f"geometry {level.vertices} of {n} vertices"
-        self.lod_note = "" if level is geom.full else \
-            f"   [drawn from {level.vertices:,} of {n:,} vertices]"
+        self._lod[id(geom)] = (key if px is not None else None, geom, level)
+        if node is self.coloured_node:
+            n = len(geom.points)
+            self.geometry = f"geometry {level.vertices} of {n} vertices"
+            self.lod_note = "" if level is geom.full else \
+                f"   [drawn from {level.vertices:,} of {n:,} vertices]"
         return level
 
     def set_frame(self, frame, field, scale: ColorScale):

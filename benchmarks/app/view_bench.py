@@ -44,7 +44,8 @@ DEFAULT_CASES = ("surface-512", "surface-1024", "surface-2048", "surface-4096", 
 def _info(mesh, fields: dict, surfaces=(), default=None, location="node"):
     from pdestudio.app.frames import SimInfo
     shapes = {k: tuple(v) for k, v in fields.items()}
-    infos = {k: {"location": location, "unit": "m"} for k in fields}
+    infos = {k: {"location": location if isinstance(location, str) else location[k],
+                 "unit": "m"} for k in fields}
     return SimInfo(model="bench", title="bench", scenario="synthetic", backend="numpy",
                    backend_reason="", dtype="float32", kernel="", params={}, mesh=mesh,
                    fields=infos, shapes=shapes, default_field=default or next(iter(fields)),
@@ -117,13 +118,19 @@ def problem(case: str):
         z = mesh.points[:, 2]
         frames = [{"u": np.sin(8 * z + p).astype(np.float32)} for p in phases]
         return _info(mesh, {"u": (len(mesh.points),)}), "mesh", "u", frames
-    if kind == "cells":
+    if kind in ("cells", "mixed", "nodes"):
+        # cells: cell heights and colours (each corner averages the cells around its vertex);
+        # mixed: vertex heights, cell colours; nodes: vertex heights and colours
         mesh = _plane(n)
         c = mesh.points[mesh.cells].mean(axis=1)
-        frames = [{"eta": (0.1 * np.sin(10 * c[:, 0] + p)).astype(np.float32),
-                   "bottom": (-1 + 0.3 * c[:, 1]).astype(np.float32)} for p in phases]
+        v = mesh.points
+        at = {"cells": (c, c), "mixed": (c, v), "nodes": (v, v)}[kind]
+        frames = [{"eta": (0.1 * np.sin(10 * at[0][:, 0] + p)).astype(np.float32),
+                   "bottom": (-1 + 0.3 * at[1][:, 1]).astype(np.float32)} for p in phases]
+        loc = {"cells": ("cell", "cell"), "mixed": ("cell", "node"),
+               "nodes": ("node", "node")}[kind]
         info = _info(mesh, {k: v.shape for k, v in frames[0].items()}, ("eta", "bottom"),
-                     location="cell")
+                     location={"eta": loc[0], "bottom": loc[1]})
         return info, "mesh", "eta", frames
     raise SystemExit(f"unknown case '{case}'; cases look like: " + ", ".join(DEFAULT_CASES))
 

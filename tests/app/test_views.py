@@ -238,6 +238,8 @@ def test_planar_mesh_of_cell_heights_draws_two_surfaces(canvas):
         img = draw(canvas, view, fields, "eta", ColorScale())
         assert (np.abs(img - BG).max(axis=2) > 30).mean() > 0.1
         assert view.nodes[0].geom.flat and view.nodes[0].geom.max_ring >= 6
+        # the surface in a fixed colour needs no cell colours: drawn indexed
+        assert not view.nodes[1].geom.flat and view.nodes[1].geom.max_ring >= 6
     finally:
         view.remove()
 
