@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 from vispy import scene
 
+from . import meshvisual
 from .axes import Axes3D, AutoFit
 from .base import View, fonts
 from .colors import ColorScale
-from . import meshvisual
 from .meshvisual import MeshGeometry, MeshNode
 from .surface import other_color, set_see_through
 
@@ -96,6 +96,7 @@ class TriMeshView(View):
                                 "vertex" in ([hlocs[i]] + ([color_loc] if i == coloured else [])),
                                 hlocs[i] == "cell", keep) for i in range(len(self.names))]
         self.geoms = keep
+        self._lod = {}  # (the choices of geometries no longer drawn go with them)
         for node in self.nodes:
             node.parent = None
         bounds = (self.xr, self.yr, (-0.2 * self.extent, 0.2 * self.extent) if self.heights
