@@ -21,6 +21,7 @@ from .base import View, fonts
 from .colors import ColorScale
 from .meshvisual import MeshGeometry, MeshNode
 from .surface import other_color, set_see_through
+from .visuals import framebuffer_px
 
 
 class TriMeshView(View):
@@ -121,13 +122,9 @@ class TriMeshView(View):
         behind the camera."""
         (x0, x1), (y0, y1), (z0, z1) = node.bounds_xyz
         corners = np.array([[x, y, z, 1.0] for x in (x0, x1) for y in (y0, y1) for z in (z0, z1)])
-        try:
-            q = np.asarray(node.get_transform("visual", "framebuffer").map(corners), np.float64)
-        except Exception:  # noqa: BLE001  (no transform system before the first draw)
+        px = framebuffer_px(node, corners)
+        if px is None:
             return None
-        if q.shape[1] < 4 or np.any(q[:, 3] <= 0) or not np.all(np.isfinite(q)):
-            return None
-        px = q[:, :2] / q[:, 3:4]
         best = 0.0
         for a in range(8):
             for b in range(a + 1, 8):

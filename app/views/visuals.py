@@ -89,6 +89,19 @@ class TileSet:
         return self._by_step[step]
 
 
+def framebuffer_px(visual, pts):
+    """Points (N, 4: x, y, z, 1) of `visual`'s coordinates in framebuffer pixels (N, 2); None
+    where the transforms are not set up yet (before the first draw) or a point lies behind the
+    camera."""
+    try:
+        q = np.asarray(visual.get_transform("visual", "framebuffer").map(pts), np.float64)
+    except Exception:  # noqa: BLE001  (no transform system before the first draw)
+        return None
+    if q.shape[1] < 4 or np.any(q[:, 3] <= 0) or not np.all(np.isfinite(q)):
+        return None
+    return q[:, :2] / q[:, 3:4]
+
+
 def screen_step(corners_px, side: int, density: float, least: int,
                 fallback_px: float = 0.0) -> int:
     """Texels between a surface's vertices so that it has about `density` vertices a pixel
@@ -218,13 +231,7 @@ class HeightFieldVisual(_TextureVisual):
         x1, y1 = x0 + dx * (nx - 1), y0 + dy * (ny - 1)
         pts = np.array([[x0, y0, 0, 1], [x1, y0, 0, 1], [x1, y1, 0, 1], [x0, y1, 0, 1]],
                        np.float64)
-        try:
-            q = np.asarray(self.get_transform("visual", "framebuffer").map(pts), np.float64)
-        except Exception:  # noqa: BLE001  (no transform system before the first draw)
-            return None
-        if q.shape[1] < 4 or np.any(q[:, 3] <= 0) or not np.all(np.isfinite(q)):
-            return None
-        return q[:, :2] / q[:, 3:4]
+        return framebuffer_px(self, pts)
 
     def pick_tiles(self) -> Tiles:
         """Choose the geometry for the surface's size on the screen now."""
