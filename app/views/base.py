@@ -260,6 +260,16 @@ class View:
     def set_frame(self, frame, field: str, scale: ColorScale) -> tuple[float, float]:
         raise NotImplementedError
 
+    def _lod_key(self) -> tuple:
+        """What a 3D view's geometry size on the screen depends on (its view box `vb` with a
+        turntable camera: the grid surfaces and the meshes choose their level of detail by it):
+        the camera, the view box's place and size, the canvas's pixels. (A render at another
+        size than the canvas's, which no export makes, would keep the geometry chosen for the
+        canvas.)"""
+        c = self.vb.camera
+        return (c.elevation, c.azimuth, tuple(c.center), c.distance, c.scale_factor, c.fov,
+                tuple(self.vb.pos), tuple(self.vb.size), tuple(self.canvas.physical_size))
+
     def reset_camera(self) -> None:
         raise NotImplementedError
 

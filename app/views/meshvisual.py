@@ -142,6 +142,8 @@ class MeshGeometry:
             self.max_ring = int(min(max(int(counts.max(initial=1)), 1), MAX_RING))
             self._per_vertex["a_ring"] = np.column_stack([offsets, counts]).astype(np.float32)
         self.full = self._level(cells, np.arange(m), shared=None)
+        if not flat:  # (coarser indexed levels share the full level's vertex buffers)
+            self._per_vertex = None
         self.buffers = self.full.buffers  # (the attributes every level has: the shaders declare them)
         lo, hi = points.min(axis=0), points.max(axis=0)
         self.extent = float(np.max(hi - lo)) if n else 0.0

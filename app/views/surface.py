@@ -114,14 +114,6 @@ class SurfaceView(View):
         self.soft = soft is not False
         self.fit = None
 
-    def _lod_key(self) -> tuple:
-        """What the surfaces' size on the screen depends on: the camera, the view box's place
-        and size, the canvas's pixels. (A render at another size than the canvas's, which no
-        export makes, would keep the geometry chosen for the canvas.)"""
-        c = self.vb.camera
-        return (c.elevation, c.azimuth, tuple(c.center), c.distance, c.scale_factor, c.fov,
-                tuple(self.vb.pos), tuple(self.vb.size), tuple(self.canvas.physical_size))
-
     def _geometry_note(self) -> None:
         """`geometry` and the title's note from the geometry drawn last."""
         node, ft = self.nodes[0], self.textures[self.built[0][0]]

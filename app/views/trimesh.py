@@ -110,12 +110,6 @@ class TriMeshView(View):
         self.layout = key
         self.fit = None
 
-    def _lod_key(self) -> tuple:
-        """What the mesh's size on the screen depends on (as the grid surface view's)."""
-        c = self.vb.camera
-        return (c.elevation, c.azimuth, tuple(c.center), c.distance, c.scale_factor, c.fov,
-                tuple(self.vb.pos), tuple(self.vb.size), tuple(self.canvas.physical_size))
-
     def _px_per_unit(self, node) -> float | None:
         """The most framebuffer pixels a unit of length takes along the edges of the mesh's
         bounding box as drawn; None where the transforms are not set up yet or a corner lies
