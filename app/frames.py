@@ -15,7 +15,8 @@ import numpy as np
 
 # the solver thread's pace (app/worker.py; the benchmarks' screen loop follows it too)
 MAX_FPS = 60.0         # frames produced per second at most (steps per frame sets the speed)
-AUTO_FRAME_S = 1 / 40  # stepping time per frame with steps per frame = auto
+AUTO_FRAME_S = 1 / 32  # stepping time per frame with steps per frame = auto (about 30 frames/s
+#                       with the hand-over: CallSizer sizes the calls so that a frame lands on it)
 # The GIL switch interval of the window's process, by the solver's backend (`switch_interval`, set
 # when the solver thread adopts a simulation: app/solver_loop.py; the notebook's view and the
 # benchmarks' screen loops too): a thread that wants the GIL waits up to this long behind the
@@ -168,6 +169,56 @@ class Frame:
         if self.release is not None:
             self.release()
             self.release = None
+
+
+def steps_for(rate: float, seconds: float) -> int:
+    """About `seconds` of steps at `rate` steps/s, rounded to the nearest multiple of the
+    largest power of two not above an eighth of them (within 6.25 %): batches and CUDA graphs
+    come in powers of two, so a call of 384 steps replays whole graphs of 128 where one of 406
+    would end in single launches. At least 1."""
+    n = int(rate * seconds) if rate > 0 else 1
+    if n < 8:
+        return max(1, n)
+    q = 1 << ((n // 8).bit_length() - 1)
+    return (n + q // 2) // q * q
+
+
+class CallSizer:
+    """How many steps each call into the solver takes, so that a frame's stepping lands on its
+    time (the solver thread's loop, app/solver_loop.py, and the benchmarks that replay it).
+    Each call ends in a host wait, so a frame is one call where it can be: the first call of a
+    frame takes `chunk` steps, sized from the last call's rate to last `call_s`; a frame that
+    still has more than LAND of its time left gets one more call sized to the rest. The chunk
+    grows at most GROW times a call (the first calls of a run are slow: kernels compile, graphs
+    are captured) and shrinks at once. (Before: chunks doubled or halved between calls of
+    12.5 and 50 ms for frames of 25 ms, so frames lasted 25-50 ms: 20-26 frames/s.)"""
+
+    GROW = 4
+    LAND = 0.15
+
+    def __init__(self):
+        self.chunk = 1
+        self.rate = 0.0
+
+    def called(self, steps: int, wall: float, call_s: float) -> None:
+        """A call of `steps` took `wall` seconds: the rate, and the next frame's first call."""
+        if wall > 0 and steps > 0:
+            self.rate = steps / wall
+            self.chunk = max(1, min(steps_for(self.rate, call_s), self.GROW * max(steps,
+                                                                                  self.chunk)))
+
+    def next(self, steps: int, elapsed: float, frame_s: float) -> int:
+        """Steps for the next call of a frame that took `steps` steps in `elapsed` seconds of
+        its `frame_s`; 0 ends the frame (its time is up, or too little is left to be worth a
+        host wait)."""
+        if elapsed >= frame_s:
+            return 0
+        if steps == 0:
+            return self.chunk
+        left = frame_s - elapsed
+        if left < self.LAND * frame_s or self.rate <= 0:
+            return 0
+        return min(steps_for(self.rate, left), self.chunk)
 
 
 class Mailbox:

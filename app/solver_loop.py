@@ -28,7 +28,7 @@ import traceback
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
-from .frames import Frame, FramePacer, Mailbox, SimInfo, switch_interval
+from .frames import CallSizer, Frame, FramePacer, Mailbox, SimInfo, switch_interval
 from .transfer import make_copier
 from .views import interop
 
@@ -59,7 +59,8 @@ class SolverLoop:
         self.pacer = FramePacer()  # 'smooth' or 'fast solver' (the window's profiler sets it)
         self.wanted: list[str] = []
         self.lockstep = False
-        self._chunk = 1
+        self._chunk = 1  # steps a call with a fixed number of steps per frame
+        self._sizer = CallSizer()  # steps a call with steps per frame = auto
         self._copier = None
         self.transfer = ("pinned", "")  # (path asked by the GUI, why)
         self._stop = False
@@ -141,7 +142,7 @@ class SolverLoop:
         self._copier = make_copier(sim.backend, self.transfer[0])
         self.mailbox.clear()
         self.wanted = list(dict.fromkeys(list(info.surfaces) + [info.default_field]))
-        self._chunk = 1
+        self._chunk, self._sizer = 1, CallSizer()
         self.created.emit(info)
         why = f" ({sim.backend_reason})" if backend == "auto" and sim.backend_reason else ""
         self.message.emit(f"{info.model}/{info.scenario}: backend {sim.backend}{why}, "
@@ -270,8 +271,11 @@ class SolverLoop:
         auto = self.steps_per_frame == 0
         target, done, kernel = self.steps_per_frame, 0, 0.0
         frame_s = self.pacer.frame_s
-        while (time.perf_counter() - t0 < frame_s) if auto else done < target:
-            k = self._chunk if auto else min(target - done, self._chunk)
+        while True:
+            k = self._sizer.next(done, time.perf_counter() - t0, frame_s) if auto else \
+                min(target - done, self._chunk)
+            if k <= 0:
+                break
             try:
                 sim.step(k)
             except SimulationDiverged as e:
@@ -282,10 +286,11 @@ class SolverLoop:
             wall = sim.stats["wall_s"]
             kernel += sim.stats["kernel_s"]
             done += k
-            limit = self.pacer.call_s if auto else CHUNK_S  # (a call's length: commands wait)
-            if wall < 0.5 * limit:
+            if auto:  # calls sized to land the frame on its time (a call's length: commands wait)
+                self._sizer.called(k, wall, self.pacer.call_s)
+            elif wall < 0.5 * CHUNK_S:
                 self._chunk = min(self._chunk * 2, 1 << 20)
-            elif wall > 2 * limit and self._chunk > 1:
+            elif wall > 2 * CHUNK_S and self._chunk > 1:
                 self._chunk //= 2
             if not self._q.empty():
                 self._handle_commands(block=False)

@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import FramePacer, Mailbox, SimInfo, switch_interval
+from pdestudio.app.frames import CallSizer, FramePacer, Mailbox, SimInfo, switch_interval
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
@@ -128,27 +128,26 @@ def paced_frames(box, stop, fps: float):
             yield f
 
 
-def frame_of_steps(sim, chunk: int, frame_s: float, call_s: float,
-                   device: list | None = None) -> tuple[int, int, float]:
+def frame_of_steps(sim, sizer: CallSizer, frame_s: float, call_s: float,
+                   device: list | None = None, before_call=None) -> tuple[int, float]:
     """The window's solver thread (app/solver_loop.py, steps per frame = auto) for one frame:
-    calls of `chunk` steps for `frame_s`, the chunk doubled while a call takes under half of
-    `call_s` and halved above twice it. Returns (steps, the next chunk, seconds in the calls).
-    `device`: a one-element list the calls' device seconds (the simulation's `kernel_s`, from
-    its CUDA events on the GPU) are added to."""
+    calls sized by `sizer` (app/frames.py CallSizer) to land the frame's stepping on `frame_s`,
+    each at most `call_s`. Returns (steps, seconds in the calls). `device`: a one-element list
+    the calls' device seconds (the simulation's `kernel_s`, from its CUDA events on the GPU) are
+    added to. `before_call`: called before each call."""
     steps, stepping, c0 = 0, 0.0, time.perf_counter()
-    while time.perf_counter() - c0 < frame_s:
+    while k := sizer.next(steps, time.perf_counter() - c0, frame_s):
+        if before_call is not None:
+            before_call()
         s0 = time.perf_counter()
-        sim.step(chunk)
-        steps += chunk
+        sim.step(k)
+        steps += k
         if device is not None:
             device[0] += sim.stats.get("kernel_s", 0.0)
         wall = time.perf_counter() - s0
         stepping += wall
-        if wall < 0.5 * call_s:
-            chunk = min(2 * chunk, 1 << 20)
-        elif wall > 2 * call_s and chunk > 1:
-            chunk //= 2
-    return steps, chunk, stepping
+        sizer.called(k, wall, call_s)
+    return steps, stepping
 
 
 def hand_over(sim, copier, box, names) -> None:
@@ -233,10 +232,10 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
     for key in ("draw", "handover", "gpu"):
         state[key].clear()
     state["shown"] = 0
-    chunk, steps = 1, 0
+    sizer, steps = CallSizer(), 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
-        n, chunk, _ = frame_of_steps(sim, chunk, pacer.frame_s, pacer.call_s)
+        n, _ = frame_of_steps(sim, sizer, pacer.frame_s, pacer.call_s)
         steps += n
         hand_over(sim, copier, box, names)
     synchronize()
@@ -250,7 +249,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
             "gpu_draw_ms_median": med(state["gpu"]),
             "handover_ms_median": med(state["handover"]), "path_used": state["path"],
             "path_reason": state["why"], "drawn_by": state["drawn_by"],
-            "steps_per_frame": chunk, "pace": pacer.describe(),
+            "steps_per_frame": sizer.chunk, "pace": pacer.describe(),
             "geometry": state.get("geometry", "")}
 
 

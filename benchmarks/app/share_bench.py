@@ -1,5 +1,5 @@
 """Where the solver's share goes while the screen draws (issue 25): the window's solver loop
-(chunks of steps for 1/40 s, then a frame handed over) beside a screen thread doing one of
+(calls of steps for AUTO_FRAME_S, then a frame handed over) beside a screen thread doing one of
 
     nothing   no frames at all (the loop's own cost: calls that end in a host wait)
     none      frames made and taken, nothing drawn (the hand-over: snapshot, ranges, events)
@@ -7,6 +7,11 @@
     draw      frames drawn by the window's view (VisPy on EGL), at most CAP frames/s
     burn      frames taken, nothing drawn; instead VIEW_MODE milliseconds of pure Python (the
               GIL held, no GPU work) a frame: what the draw's Python alone would cost the solver
+    serial    as draw, but the OpenGL work and the solver's calls take turns on the GPU: the
+              frame's interop copy (and so the draw after it) waits, on the GPU, for the work
+              the solver has queued when the screen starts the frame, and the solver's next
+              call waits, on the GPU, for the draw (an interop map after the draw's commands
+              were issued: "graphics calls issued before complete before later CUDA work")
 
 each after the view drew two warm-up frames, measured against the solver alone (before and
 after), with the time the solver thread spends stepping and handing over. On the GPU each row
@@ -20,10 +25,12 @@ the GIL).
         --variants none:60,draw:15,draw:30,draw:30:image,draw:15::0.0001
 
 A variant is MODE:CAP[:VIEW_MODE[:SWITCH_INTERVAL[:FRAME_MS]]] (FRAME_MS: the solver's stepping
-time per frame, the window's 25 ms by default; calls into the solver last as long). It uses the public API (`solvers.create`,
+time per frame, the window's AUTO_FRAME_S by default; calls into the solver last as long). It uses the public API (`solvers.create`,
 `Simulation.device_fields`) and the app's hand-over and view pieces, which are what it measures.
 
-Beyond the public API it imports `pdestudio.solvers.core.checks` for `--checks-after` alone:
+The serial mode reaches into the interop session (`mark_after_gl`: its copy stream and
+registered textures), the app's own piece it experiments with. Beyond the public API it
+imports `pdestudio.solvers.core.checks` for `--checks-after` alone:
 the switch that puts a chunk's checks back after its wait, to measure what queueing them
 ahead changes.
 """
@@ -38,7 +45,7 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import Mailbox, SimInfo, switch_interval
+from pdestudio.app.frames import AUTO_FRAME_S, CallSizer, Mailbox, SimInfo, switch_interval
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
@@ -46,8 +53,8 @@ from .handover_bench import frame_of_steps, hand_over, paced_frames, plain_rate
 from .offscreen import GpuTimer, draw, offscreen_canvas
 
 
-def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
-        call_s: float = 1 / 40, view_mode: str | None = None,
+def run(sim, seconds: float, mode: str, fps: float, frame_s: float = AUTO_FRAME_S,
+        call_s: float = AUTO_FRAME_S, view_mode: str | None = None,
         switch: float | None = None) -> dict:
     """One variant (see the module docstring); rates over `seconds` after the warm-up."""
     from pdestudio.app.views import ColorScale, interop, make_view
@@ -55,6 +62,13 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
     box, stop, ready = Mailbox(), threading.Event(), threading.Event()
     st = {"draw": [], "gpu": [], "cpu": [], "shown": 0}
     burn_s = float(view_mode) / 1e3 if mode == "burn" else 0.0
+    serial = mode == "serial"
+    mode = "draw" if serial else mode
+    turn: dict = {"gl": None}  # serial: the event after the screen's last draw
+    compute = None
+    if serial:
+        import cupy as cp
+        compute = cp.cuda.get_current_stream()
     view_mode = None if mode == "burn" else view_mode
     sys.setswitchinterval(switch if switch is not None else switch_interval(sim.backend))
 
@@ -72,14 +86,20 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
                 x, end = 0, t0 + burn_s
                 while time.perf_counter() < end:
                     x += 1
+            if serial:
+                canvas.set_current()
+                f.ready = compute.record()  # after whatever the solver has queued by now
             if mode in ("copy", "draw"):
                 view.set_frame(f, info.default_field, scale)
-            if mode == "draw":
+            if serial:
+                turn["gl"] = draw_then_mark(canvas, timer, interop.session(canvas))
+            elif mode == "draw":
                 draw(canvas, timer)
                 if timer.ms is not None:
                     st["gpu"].append(timer.ms)
             elif mode == "copy":
                 from vispy.gloo import gl
+                canvas.context.flush_commands()  # host frames: the queued texture uploads
                 gl.glFinish()
             st["draw"].append(time.perf_counter() - t0)
             st["cpu"].append(time.thread_time() - c0)
@@ -102,12 +122,18 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
     st["gpu"].clear()
     st["cpu"].clear()
     st["shown"] = 0
-    chunk, steps = 1, 0
+    sizer, steps = CallSizer(), 0
     acc = {"step": 0.0, "submit": 0.0}
     device = [0.0]
     t0 = time.perf_counter()
+    def wait_for_draw():
+        g, turn["gl"] = turn["gl"], None
+        if g is not None:
+            compute.wait_event(g)  # on the GPU: the host goes on queueing
+
     while time.perf_counter() - t0 < seconds:
-        n, chunk, stepping = frame_of_steps(sim, chunk, frame_s, call_s, device)
+        n, stepping = frame_of_steps(sim, sizer, frame_s, call_s, device,
+                                            before_call=wait_for_draw if serial else None)
         steps += n
         acc["step"] += stepping
         if mode == "nothing":
@@ -123,12 +149,48 @@ def run(sim, seconds: float, mode: str, fps: float, frame_s: float = 1 / 40,
 
     def med(xs):
         return float(np.median(xs)) if xs else float("nan")
-    return {"mode": mode, "fps_cap": fps, "steps_s": steps / wall, "shown_s": st["shown"] / wall,
-            "draw_ms": 1e3 * med(st["draw"]), "gpu_ms": med(st["gpu"]), "chunk": chunk,
+    return {"mode": "serial" if serial else mode, "fps_cap": fps, "steps_s": steps / wall, "shown_s": st["shown"] / wall,
+            "draw_ms": 1e3 * med(st["draw"]), "gpu_ms": med(st["gpu"]), "chunk": sizer.chunk,
             "cpu_ms": 1e3 * med(st["cpu"]),
             "device_us_step": 1e6 * device[0] / steps if steps else float("nan"),
             "device_busy": device[0] / wall,
             **{k: round(v / wall, 4) for k, v in acc.items()}}
+
+
+def mark_after_gl(session):
+    """An event on the interop session's copy stream that completes after the OpenGL work
+    issued so far on its canvas's context: an interop map orders it ("graphics calls issued
+    before the map complete before later CUDA work in the stream"). None before any texture
+    was registered."""
+    import ctypes
+
+    from pdestudio.app.views.interop import check
+    if not session.resources:
+        return None
+    session.canvas.set_current()
+    session._cuda_current()
+    res = next(iter(session.resources.values()))[2]
+    one = (ctypes.c_void_p * 1)(res.value)
+    s = session.stream
+    check(session.fn["cuGraphicsMapResources"](1, one, s.ptr), "cuGraphicsMapResources")
+    check(session.fn["cuGraphicsUnmapResources"](1, one, s.ptr), "cuGraphicsUnmapResources")
+    return s.record()
+
+
+def draw_then_mark(canvas, timer, session):
+    """`draw`, with an event recorded after the draw's OpenGL commands were issued and an
+    interop map made on the copy stream (so the event completes after the draw ran on the
+    GPU); returns the event."""
+    from vispy.gloo import gl
+    canvas.set_current()
+    canvas.context.flush_commands()
+    timer.begin()
+    canvas.events.draw(region=None)
+    canvas.context.flush_commands()
+    g = mark_after_gl(session)
+    timer.end()
+    gl.glFinish()
+    return g
 
 
 def device_alone(sim, seconds: float) -> tuple[float, float]:
@@ -173,7 +235,7 @@ def main(argv=None) -> int:
               f"{dev_us:.4g} µs a step, busy {100 * busy:.1f} %", flush=True)
         for v in a.variants.split(","):
             mode, cap, vm, sw, fm = (v.split(":") + ["", "", ""])[:5]
-            frame_s = float(fm) / 1e3 if fm else 1 / 40
+            frame_s = float(fm) / 1e3 if fm else AUTO_FRAME_S
             r = run(sim, a.seconds, mode, float(cap), frame_s=frame_s, call_s=frame_s,
                     view_mode=vm or None, switch=float(sw) if sw else None)
             after, _ = plain_rate(sim, a.seconds / 2)

@@ -4,7 +4,7 @@ measured draw time; the profiler's choice reaches the solver thread, and the thr
 the whole interval between two frames."""
 import pytest
 
-from pdestudio.app.frames import AUTO_FRAME_S, MAX_FPS, FramePacer
+from pdestudio.app.frames import AUTO_FRAME_S, MAX_FPS, CallSizer, FramePacer, steps_for
 
 
 def test_smooth_ignores_the_draw_time():
@@ -63,3 +63,66 @@ def test_fast_solver_forgets_one_slow_first_frame_within_a_few_frames():
     for _ in range(3):
         p.drawn(0.05)          # a lasting change (a larger view) is followed
     assert p.fps == pytest.approx(2.0, rel=1e-3)
+
+
+def test_steps_for_rounds_down_to_a_power_of_two_multiple():
+    for rate, sec in [(12_200, 1 / 32), (31_000, 1 / 32), (5_900, 0.1), (1e6, 0.03), (90, 0.03),
+                      (3, 1.0), (0.0, 1.0)]:
+        n = int(rate * sec)
+        k = steps_for(rate, sec)
+        assert k >= 1
+        if n >= 8:
+            q = 1 << ((n // 8).bit_length() - 1)
+            assert k % q == 0 and abs(k - n) <= q / 2 <= n / 16  # whole graphs, within 6.25 %
+        else:
+            assert k == max(n, 1)
+    assert steps_for(12_200, 1 / 32) == 384 and steps_for(31_000, 1 / 32) == 960
+
+
+def _frames(sizer, rate, overhead, frame_s, call_s, count):
+    """Frames of a solver loop that drives `sizer` on a fake clock: a call of k steps takes
+    overhead + k / rate seconds. Returns [(seconds of stepping, calls)] a frame."""
+    out = []
+    for _ in range(count):
+        steps, t, calls = 0, 0.0, 0
+        while k := sizer.next(steps, t, frame_s):
+            wall = overhead + k / rate
+            t += wall
+            steps += k
+            calls += 1
+            sizer.called(k, wall, call_s)
+        out.append((t, calls))
+    return out
+
+
+@pytest.mark.parametrize("rate", [12_200.0, 31_000.0, 270_000.0, 900.0])
+def test_frames_land_on_their_time_in_one_call(rate):
+    """The smooth pace: after a cold start (one step a call, kernels compiling), frames last
+    AUTO_FRAME_S to within 10 % (so about 30 frames/s with the hand-over), in one call (each
+    call ends in a host wait). The old doubling and halving made frames of
+    25-50 ms."""
+    sizer = CallSizer()
+    frames = _frames(sizer, rate, 3e-4, AUTO_FRAME_S, AUTO_FRAME_S, 40)[10:]
+    for t, calls in frames:
+        assert 0.9 * AUTO_FRAME_S <= t <= 1.1 * AUTO_FRAME_S, (t, calls)
+        assert calls == 1
+
+
+def test_a_slower_solver_shrinks_the_calls_at_once():
+    sizer = CallSizer()
+    _frames(sizer, 50_000.0, 3e-4, AUTO_FRAME_S, AUTO_FRAME_S, 20)
+    (t, calls), = _frames(sizer, 5_000.0, 3e-4, AUTO_FRAME_S, AUTO_FRAME_S, 1)
+    assert t > 5 * AUTO_FRAME_S  # the first call was sized for the fast solver ...
+    t, calls = _frames(sizer, 5_000.0, 3e-4, AUTO_FRAME_S, AUTO_FRAME_S, 1)[0]
+    assert t <= 1.1 * AUTO_FRAME_S  # ... the next frame's for the slow one
+
+
+def test_fast_solver_pace_steps_its_interval_in_calls_of_at_most_call_s():
+    p = FramePacer("fast solver")
+    for _ in range(5):
+        p.drawn(0.04)  # 2.5 frames/s: 0.4 s of stepping a frame, in calls of 0.1 s
+    sizer = CallSizer()
+    frames = _frames(sizer, 20_000.0, 3e-4, p.frame_s, p.call_s, 12)[6:]
+    for t, calls in frames:
+        assert 0.83 * p.frame_s <= t <= 1.17 * p.frame_s
+        assert 4 <= calls <= 5
