@@ -3,8 +3,15 @@
 `MeshGeometry` holds the vertex buffers of one mesh for one layout, shared by the stacked
 surfaces of a view:
 - vertex-coloured: indexed triangles (every vertex once), colour interpolated;
-- cell-coloured: the triangles un-indexed once (each triangle its own three corners, each corner
-  carrying the texel of its cell), so every cell is drawn flat in its own colour.
+- cell-coloured, where fragment shaders can read gl_PrimitiveID (GLSL 1.20 with
+  GL_EXT_gpu_shader4, as Mesa and the NVIDIA driver offer it): indexed triangles too, each
+  fragment reading its triangle's cell from a table in draw order (`by_primitive`), so every
+  cell is drawn flat in its own colour and every vertex is shaded once;
+- cell-coloured elsewhere: the triangles un-indexed once (each triangle its own three corners,
+  each corner carrying the texel of its cell). A vertex is then shaded for each of its
+  corners, six times on a triangulation, and with heights from cell fields each time gathers
+  the cells around it: two 1M-cell surfaces took 4.98 ms of GPU a frame this way against 1.57
+  drawn indexed (docs/BENCHMARKS.md, "Cell colours by primitive").
 Heights over a plane come from a vertex field (each vertex's texel) or from a cell field: each
 vertex averages the cells around it, gathered in the vertex shader from a table of incident
 cells (CSR, a float texture built once; at most MAX_RING cells a vertex are averaged, more than
@@ -35,6 +42,8 @@ from .textures import FieldTexture
 from .visuals import LIGHT, _TextureVisual
 
 MAX_RING = 32
+MAX_PRIMITIVE = 1 << 24  # triangle and cell numbers exact in float32 texels
+PRIMITIVE_IDS = os.environ.get("PDESTUDIO_MESH_PRIMID", "1") != "0"  # 0: cells as corners
 DENSITY = 1.0    # vertices a pixel along the mesh as drawn (0: always every vertex)
 WORTH = 0.5      # a coarser level is used only with at most this share of the triangles
 
@@ -104,27 +113,40 @@ def cluster_cells(points: np.ndarray, cells: np.ndarray, spacing: float):
     return c[pick], cid[pick]
 
 
+def primitive_ids(canvas, cells: int) -> bool:
+    """Whether a cell-coloured mesh of `cells` triangles is drawn indexed, its fragments
+    reading their cell by gl_PrimitiveID (see the module docstring)."""
+    from .textures import gl_extension
+    return PRIMITIVE_IDS and cells <= MAX_PRIMITIVE and \
+        gl_extension(canvas, "GL_EXT_gpu_shader4") is True
+
+
 class Level:
     """The buffers one level of detail draws: attributes, index (None: un-indexed), the
-    vertices and triangles it has."""
+    vertices and triangles it has; `cell_of`: the cell of each triangle in draw order (a
+    FieldTexture), where fragments find their cell by primitive number."""
 
-    def __init__(self, buffers: dict, index, vertices: int, triangles: int):
+    def __init__(self, buffers: dict, index, vertices: int, triangles: int, cell_of=None):
         self.buffers, self.index = buffers, index
         self.vertices, self.triangles = vertices, triangles
+        self.cell_of = cell_of
 
 
 class MeshGeometry:
     """Vertex buffers of a mesh for one layout (see the module docstring): `flat` (cell
-    colours, un-indexed), `vertex_tc` (texels of vertex fields), `ring` (cell heights); the
-    coarser levels of detail built when first drawn (`level_for`)."""
+    colours: by primitive number where `by_primitive`, else un-indexed corners), `vertex_tc`
+    (texels of vertex fields), `ring` (cell heights); the coarser levels of detail built when
+    first drawn (`level_for`)."""
 
     def __init__(self, points, cells, *, flat: bool, heights: bool, vertex_tc: bool,
-                 ring: bool):
+                 ring: bool, by_primitive: bool = False):
         points = np.asarray(points, np.float64)
         cells = np.asarray(cells, np.int64)
         n, m = len(points), len(cells)
         self.points, self.cells = points, cells
         self.flat, self.heights = flat, heights
+        self.by_primitive = flat and by_primitive and m <= MAX_PRIMITIVE
+        self.corners = flat and not self.by_primitive  # each triangle its own three corners
         self.vertex_field = FieldTexture((n,))
         self.cell_field = FieldTexture((m,))
         # per-vertex attributes, picked per corner (flat) or indexed
@@ -142,7 +164,7 @@ class MeshGeometry:
             self.max_ring = int(min(max(int(counts.max(initial=1)), 1), MAX_RING))
             self._per_vertex["a_ring"] = np.column_stack([offsets, counts]).astype(np.float32)
         self.full = self._level(cells, np.arange(m), shared=None)
-        if not flat:  # (coarser indexed levels share the full level's vertex buffers)
+        if not self.corners:  # (coarser indexed levels share the full level's vertex buffers)
             self._per_vertex = None
         self.buffers = self.full.buffers  # (the attributes every level has: the shaders declare them)
         lo, hi = points.min(axis=0), points.max(axis=0)
@@ -156,7 +178,7 @@ class MeshGeometry:
         the colours of `cell_ids`; `shared`: the full level, whose per-vertex buffers an
         indexed layout reuses."""
         verts = len(np.unique(cells)) if shared is not None else len(self.points)
-        if self.flat:
+        if self.corners:
             corners = cells.ravel()
             bufs = {k: gloo.VertexBuffer(np.ascontiguousarray(v[corners]))
                     for k, v in self._per_vertex.items()}
@@ -164,9 +186,13 @@ class MeshGeometry:
             return Level(bufs, None, verts, len(cells))
         bufs = shared.buffers if shared is not None else {
             k: gloo.VertexBuffer(v) for k, v in self._per_vertex.items()}
-        index = gloo.IndexBuffer(cells[locality_order(self.points, cells)].astype(np.uint32)
-                                 .ravel())
-        return Level(bufs, index, verts, len(cells))
+        order = locality_order(self.points, cells)
+        index = gloo.IndexBuffer(cells[order].astype(np.uint32).ravel())
+        cell_of = None
+        if self.by_primitive:  # triangle k of the draw colours like cell cell_ids[order[k]]
+            cell_of = FieldTexture((max(len(cells), 1),))
+            cell_of.set_static(np.asarray(cell_ids, np.float32)[order])
+        return Level(bufs, index, verts, len(cells), cell_of)
 
     def level_for(self, px_per_unit: float | None, density: float = DENSITY) -> Level:
         """The level with about `density` vertices a pixel where the mesh is drawn at
@@ -204,7 +230,8 @@ def _shaders(geom: MeshGeometry, height_loc: str | None, color_loc: str | None):
                  "    s += texture2D(u_height, packed_at(idx, u_hsize)).r;",
                  "    c += 1.0;", "}",
                  "pos.z = (s / max(c, 1.0) - u_z.x) * u_z.y;"]
-    if color_loc is not None:
+    by_primitive = color_loc == "cell" and geom.by_primitive
+    if color_loc is not None and not by_primitive:
         tc = "a_ctc" if color_loc == "cell" else "a_vtc"
         body.append(f"v_value = texture2D(u_value, {tc}).r;")
     else:
@@ -228,7 +255,16 @@ varying vec3 v_pos;
     normal = ("vec3 n = cross(dFdx(v_pos), dFdy(v_pos));\n"
               "    if (!(dot(n, n) > 0.0)) n = vec3(0.0, 0.0, 1.0);" if geom.heights
               else "vec3 n = v_normal;")
-    frag = glsl.COLORMAP + glsl.SHADE + """
+    # the cell of a fragment by its triangle's number in the draw (by_primitive)
+    value = "v_value"
+    cell = ""
+    if by_primitive:
+        cell = ("#extension GL_EXT_gpu_shader4 : require\n" + glsl.TEXEL
+                + "uniform sampler2D u_value;\nuniform vec2 u_vsize;\n"
+                + "uniform sampler2D u_cellof;\nuniform vec2 u_csize;\n")
+        value = ("texture2D(u_value, packed_at(texture2D(u_cellof, packed_at("
+                 "float(gl_PrimitiveID), u_csize)).r, u_vsize)).r")
+    frag = cell + glsl.COLORMAP + glsl.SHADE + """
 uniform float u_mode;
 uniform vec4 u_color;
 varying float v_value;
@@ -236,7 +272,7 @@ varying vec3 v_pos;
 """ + ("" if geom.heights else "varying vec3 v_normal;\n") + f"""
 void main() {{
     {normal}
-    vec4 base = u_mode < 0.5 ? colormap(v_value) : u_color;
+    vec4 base = u_mode < 0.5 ? colormap({value}) : u_color;
     gl_FragColor = vec4(shade(base.rgb, n), base.a);
 }}
 """
@@ -250,6 +286,7 @@ class ScalarMeshVisual(_TextureVisual):
         vert, frag = _shaders(geom, height_loc, color_loc)
         Visual.__init__(self, vcode=vert, fcode=frag)
         self.geom = geom
+        self.by_primitive = color_loc == "cell" and geom.by_primitive
         self.bounds_xyz = bounds
         self.pick_level = pick_level  # () -> the Level to draw (the view's choice), or None
         self.level = None
@@ -270,6 +307,8 @@ class ScalarMeshVisual(_TextureVisual):
             p = self.shared_program
             for k, buf in level.buffers.items():
                 p[k] = buf
+            if self.by_primitive:
+                p["u_cellof"], p["u_csize"] = level.cell_of.texture, level.cell_of.size
             self._index_buffer = level.index
             self.level = level
 
@@ -280,6 +319,8 @@ class ScalarMeshVisual(_TextureVisual):
 
     def set_value(self, tex: FieldTexture) -> None:
         self.shared_program["u_value"] = tex.texture
+        if self.by_primitive:
+            self.shared_program["u_vsize"] = tex.size
 
     def set_height(self, tex: FieldTexture, zmid: float, zscale: float) -> None:
         p = self.shared_program

@@ -256,6 +256,28 @@ def software_renderer(canvas):
     return _RENDERERS[key]
 
 
+_EXTENSIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def gl_extension(canvas, name: str):
+    """Whether the canvas's OpenGL context offers extension `name`; None while the canvas has
+    no context to ask (or the context does not list its extensions in one string, as a core
+    profile does not: treat as absent)."""
+    if canvas not in _EXTENSIONS:
+        if not gl_ready(canvas):
+            return None
+        from vispy.gloo import gl
+        canvas.set_current()
+        try:
+            got = gl.glGetParameter(gl.GL_EXTENSIONS)
+        except Exception:  # noqa: BLE001  (no answer: none)
+            got = ""
+        if isinstance(got, bytes):
+            got = got.decode(errors="replace")
+        _EXTENSIONS[canvas] = frozenset(str(got or "").split())
+    return name in _EXTENSIONS[canvas]
+
+
 def flush(canvas, wanted: bool = True) -> bool:
     """Run the queued GLIR commands now (context current), so the host buffers they read can
     be reused at once; False where the canvas has no context yet (then the commands keep

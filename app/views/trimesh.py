@@ -71,12 +71,13 @@ class TriMeshView(View):
 
     def _geometry(self, flat, vertex_tc, ring, keep: dict) -> MeshGeometry:
         """The geometry of one layout: made once, kept in `keep` (the layouts in use)."""
-        key = (flat, vertex_tc, ring)
+        by_primitive = flat and meshvisual.primitive_ids(self.canvas, len(self.cells))
+        key = (flat, vertex_tc, ring, by_primitive)
         if key not in keep:
             g = self.geoms.get(key)
             if g is None:
                 g = MeshGeometry(self.points, self.cells, flat=flat, heights=self.heights,
-                                 vertex_tc=vertex_tc, ring=ring)
+                                 vertex_tc=vertex_tc, ring=ring, by_primitive=by_primitive)
                 if g.ring is not None:
                     g.ring.set_static(g.ring_values)
             keep[key] = g
@@ -89,9 +90,9 @@ class TriMeshView(View):
         key = (color_loc, tuple(hlocs), coloured)
         if key == self.layout:
             return
-        # the coloured surface is cell-coloured (flat: three corners a cell) where its field
-        # lives on cells; a surface in a fixed colour needs no cell colours, so it is drawn
-        # indexed, every vertex shaded once (a third of the vertex work on a triangulation)
+        # the coloured surface is cell-coloured where its field lives on cells (by primitive
+        # number, or three corners a cell where the shaders cannot read it); a surface in a
+        # fixed colour needs no cell colours, so it is drawn indexed, every vertex shaded once
         keep: dict = {}
         geoms = [self._geometry(color_loc == "cell" and i == coloured,
                                 "vertex" in ([hlocs[i]] + ([color_loc] if i == coloured else [])),

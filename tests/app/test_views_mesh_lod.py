@@ -136,3 +136,65 @@ def test_the_title_says_when_fewer_vertices_are_drawn(canvas, monkeypatch):
         assert drawn == view.nodes[0].level.vertices < 160801 / 4
     finally:
         view.remove()
+
+
+def cell_picture(canvas, monkeypatch, by_primitive: bool, heights: bool, density=0.0,
+                 scramble=False):
+    """(pixels below the title, the coloured surface's geometry) of a 161² planar mesh
+    coloured by a cell field (bumps at the centroids), seen as two height surfaces of cell
+    fields (heights) or flat from above, with cell colours by primitive number or by corners.
+    `scramble`: the primitive table points at other cells (the test's own check)."""
+    monkeypatch.setattr(meshvisual, "DENSITY", density)
+    monkeypatch.setattr(meshvisual, "PRIMITIVE_IDS", by_primitive)
+    if scramble:
+        real = meshvisual.locality_order
+        monkeypatch.setattr(meshvisual, "locality_order",
+                            lambda p, c: np.random.default_rng(1).permutation(real(p, c)))
+        real_level = meshvisual.MeshGeometry._level
+
+        def wrong(self, cells, cell_ids, shared):
+            return real_level(self, cells, np.roll(np.asarray(cell_ids), 37), shared)
+        monkeypatch.setattr(meshvisual.MeshGeometry, "_level", wrong)
+    pts, cells = plane(161, jitter=0.3)
+    at = pts[cells].mean(axis=1)
+    fields = {"u": bumps_at(at)}
+    surfaces = ()
+    if heights:
+        fields["h"] = (0.3 * bumps_at(at[:, ::-1])).astype(np.float32)
+        surfaces = ("u", "h")
+    mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
+    view = make_view(canvas, info_of(mesh, fields, surfaces=surfaces, location="cell"))
+    try:
+        for _ in range(2):
+            img = draw(canvas, view, fields, "u", ColorScale())
+        return img[40:], view.coloured_node.geom
+    finally:
+        view.remove()
+
+
+@pytest.mark.parametrize("heights", [False, True])
+@pytest.mark.parametrize("density", [0.0, 1.0])
+def test_cell_colours_by_primitive_are_the_corner_pictures(canvas, monkeypatch, heights,
+                                                           density):
+    """Cells coloured through gl_PrimitiveID (indexed triangles, each vertex shaded once)
+    draw the picture of the corner layout (three corners a cell), flat and as height
+    surfaces whose heights are cell fields, at every vertex and a vertex a pixel."""
+    corners, g0 = cell_picture(canvas, monkeypatch, False, heights, density)
+    prim, g1 = cell_picture(canvas, monkeypatch, True, heights, density)
+    assert g0.corners and g0.full.index is None
+    if not g1.by_primitive:
+        pytest.skip("this OpenGL offers no GL_EXT_gpu_shader4: cells stay corners")
+    assert g1.full.index is not None and not g1.corners
+    drawn = np.abs(corners - corners[0, 0]).max(axis=2) > 24
+    assert drawn.mean() > 0.05
+    differ = np.abs(corners - prim).max(axis=2) > 24
+    assert differ.mean() < 0.002, f"{differ.mean():.4f} of the pixels differ"
+
+
+def test_cells_of_other_primitives_are_caught(canvas, monkeypatch):
+    corners, _ = cell_picture(canvas, monkeypatch, False, False)
+    wrong, g = cell_picture(canvas, monkeypatch, True, False, scramble=True)
+    if not g.by_primitive:
+        pytest.skip("this OpenGL offers no GL_EXT_gpu_shader4")
+    differ = np.abs(corners - wrong).max(axis=2) > 24
+    assert differ.mean() > 0.02
