@@ -70,6 +70,22 @@ def incident_cells(cells: np.ndarray, n_points: int):
     return (order // 3).astype(np.float32), offsets, counts
 
 
+def morton_order(xyz: np.ndarray) -> np.ndarray:
+    """The order of points along a Morton (Z-order) curve through their bounding box (10 bits
+    an axis); the identity with PDESTUDIO_MESH_ORDER=0."""
+    m = len(xyz)
+    if m < 2 or os.environ.get("PDESTUDIO_MESH_ORDER", "1") == "0":
+        return np.arange(m)
+    lo, span = xyz.min(axis=0), np.ptp(xyz, axis=0)
+    q = ((xyz - lo) / np.where(span > 0, span, 1.0) * 1023).astype(np.uint64)
+    code = np.zeros(m, np.uint64)
+    for bit in range(10):
+        for axis in range(q.shape[1]):
+            code |= ((q[:, axis] >> np.uint64(bit)) & np.uint64(1)) << \
+                np.uint64(q.shape[1] * bit + axis)
+    return np.argsort(code, kind="stable")
+
+
 def locality_order(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
     """The order the triangles of an indexed mesh are drawn in: along a Morton (Z-order) curve
     through their centroids, so that triangles drawn one after another share vertices the GPU
@@ -77,18 +93,9 @@ def locality_order(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
     ring, such as a latitude-longitude sphere, had every vertex shaded about twice). Only the
     draw order changes: cell numbers, fields and the picture of an opaque surface do not.
     PDESTUDIO_MESH_ORDER=0 keeps the file's order."""
-    m = len(cells)
-    if m < 2 or os.environ.get("PDESTUDIO_MESH_ORDER", "1") == "0":
-        return np.arange(m)
-    c = points[cells].mean(axis=1)
-    lo, span = c.min(axis=0), np.ptp(c, axis=0)
-    q = ((c - lo) / np.where(span > 0, span, 1.0) * 1023).astype(np.uint64)
-    code = np.zeros(m, np.uint64)
-    for bit in range(10):
-        for axis in range(q.shape[1]):
-            code |= ((q[:, axis] >> np.uint64(bit)) & np.uint64(1)) << \
-                np.uint64(q.shape[1] * bit + axis)
-    return np.argsort(code, kind="stable")
+    if len(cells) < 2:
+        return np.arange(len(cells))
+    return morton_order(points[cells].mean(axis=1))
 
 
 def cluster_cells(points: np.ndarray, cells: np.ndarray, spacing: float):
@@ -163,7 +170,15 @@ class MeshGeometry:
             self.ring_values = idx
             self.max_ring = int(min(max(int(counts.max(initial=1)), 1), MAX_RING))
             self._per_vertex["a_ring"] = np.column_stack([offsets, counts]).astype(np.float32)
+        # the vertex buffers of an indexed layout hold the vertices along a Morton curve too:
+        # the GPU fetches a triangle's corners from nearby memory (numbered at random, as a
+        # mesh file may number them, two 1M-cell surfaces took 4.80 ms of GPU a frame instead
+        # of 2.29: docs/BENCHMARKS.md, "Cell colours by primitive")
+        self._vorder = morton_order(points) if not self.corners else np.arange(n)
+        self.vrank = np.empty(n, np.int64)  # a vertex's place in the vertex buffers
+        self.vrank[self._vorder] = np.arange(n)
         self.full = self._level(cells, np.arange(m), shared=None)
+        self._vorder = None
         if not self.corners:  # (coarser indexed levels share the full level's vertex buffers)
             self._per_vertex = None
         self.buffers = self.full.buffers  # (the attributes every level has: the shaders declare them)
@@ -185,9 +200,10 @@ class MeshGeometry:
             bufs["a_ctc"] = gloo.VertexBuffer(self.cell_field.texcoords(np.repeat(cell_ids, 3)))
             return Level(bufs, None, verts, len(cells))
         bufs = shared.buffers if shared is not None else {
-            k: gloo.VertexBuffer(v) for k, v in self._per_vertex.items()}
+            k: gloo.VertexBuffer(np.ascontiguousarray(v[self._vorder]))
+            for k, v in self._per_vertex.items()}
         order = locality_order(self.points, cells)
-        index = gloo.IndexBuffer(cells[order].astype(np.uint32).ravel())
+        index = gloo.IndexBuffer(self.vrank[cells[order]].astype(np.uint32).ravel())
         cell_of = None
         if self.by_primitive:  # triangle k of the draw colours like cell cell_ids[order[k]]
             cell_of = FieldTexture((max(len(cells), 1),))

@@ -85,8 +85,31 @@ def _plane(n_cells: int):
     return SimpleNamespace(kind="triangles", points=pts, cells=cells.astype(np.int64))
 
 
-def problem(case: str):
-    """(info, mode, field, list of field dicts: the frames cycled through)."""
+def shuffled(mesh, frames, info, what: str, seed: int = 0):
+    """The same mesh and fields with its vertices and/or cells numbered at random (`what`:
+    vertices, cells or both), as a mesh file may number them: what the views' memory
+    locality costs."""
+    rng = np.random.default_rng(seed)
+    nv, nc = len(mesh.points), len(mesh.cells)
+    pv = rng.permutation(nv) if what in ("vertices", "both") else np.arange(nv)
+    pc = rng.permutation(nc) if what in ("cells", "both") else np.arange(nc)
+    inv = np.empty(nv, np.int64)
+    inv[pv] = np.arange(nv)
+    mesh = SimpleNamespace(kind="triangles", points=mesh.points[pv], cells=inv[mesh.cells[pc]])
+    frames = [{k: (v[pc] if len(v) == nc and nc != nv else v[pv]) for k, v in f.items()}
+              for f in frames]
+    return mesh, frames, info.__class__(**{**info.__dict__, "mesh": mesh})
+
+
+def problem(case: str, shuffle: str = ""):
+    """(info, mode, field, list of field dicts: the frames cycled through); `shuffle`: a
+    triangle mesh's vertices and/or cells numbered at random (see `shuffled`)."""
+    if shuffle:
+        info, mode, field, frames = problem(case)
+        if info.kind != "triangles":
+            raise SystemExit(f"--shuffle takes triangle meshes, not '{case}'")
+        _, frames, info = shuffled(info.mesh, frames, info, shuffle)
+        return info, mode, field, frames
     kind, _, size = case.partition("-")
     n = int(2 ** int(size[2:])) if size.startswith("2^") else \
         int(float(size[:-1]) * {"k": 1e3, "M": 1e6}[size[-1]]) if size[-1] in "kM" else int(size)
@@ -135,11 +158,11 @@ def problem(case: str):
     raise SystemExit(f"unknown case '{case}'; cases look like: " + ", ".join(DEFAULT_CASES))
 
 
-def measure_case(canvas, case: str, frames: int, path: str) -> dict:
+def measure_case(canvas, case: str, frames: int, path: str, shuffle: str = "") -> dict:
     from pdestudio.app.frames import Frame
     from pdestudio.app.views import ColorScale, make_view
     from pdestudio.app.views.colors import finite_range
-    info, mode, field, data = problem(case)
+    info, mode, field, data = problem(case, shuffle)
     # each field's finite range comes with the frame, as the solver thread's copiers compute it
     # where the frame is made (app/transfer.py), not in the drawing thread
     ranges = [{k: finite_range(v) for k, v in d.items()} for d in data]
@@ -225,6 +248,8 @@ def main(argv=None) -> int:
     ap.add_argument("--checks-after", action="store_true",
                     help="the stepping's checks after each chunk's wait, as before 2026-11-27 "
                          "(solvers/core/checks.py AHEAD = False)")
+    ap.add_argument("--shuffle", choices=("vertices", "cells", "both"), default="",
+                    help="number a triangle mesh's vertices and/or cells at random")
     ap.add_argument("--json")
     a = ap.parse_args(argv)
     if a.checks_after:
@@ -258,7 +283,7 @@ def main(argv=None) -> int:
         who = renderer_name()
         print(f"drawn by {who}; canvas {SIZE[0]}x{SIZE[1]}; path {a.path}", flush=True)
         for case in a.cases:
-            r = measure_case(canvas, case, a.frames, a.path)
+            r = measure_case(canvas, case, a.frames, a.path, a.shuffle)
             r["renderer"] = who
             rows.append(r)
             g = r["gpu_draw_ms_median"]

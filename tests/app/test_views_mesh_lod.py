@@ -198,3 +198,51 @@ def test_cells_of_other_primitives_are_caught(canvas, monkeypatch):
         pytest.skip("this OpenGL offers no GL_EXT_gpu_shader4")
     differ = np.abs(corners - wrong).max(axis=2) > 24
     assert differ.mean() > 0.02
+
+
+def numbered_picture(canvas, monkeypatch, seed, location, wrong_rank=False):
+    """The picture of a 161² planar mesh coloured by bumps, its vertices and cells numbered
+    at random by `seed` (None: in order); `wrong_rank`: the index buffer ignores where the
+    vertex buffers put each vertex (the test's own check)."""
+    monkeypatch.setattr(meshvisual, "DENSITY", 0.0)
+    pts, cells = plane(161, jitter=0.3)
+    if seed is not None:
+        rng = np.random.default_rng(seed)
+        pv, pc = rng.permutation(len(pts)), rng.permutation(len(cells))
+        inv = np.empty(len(pts), np.int64)
+        inv[pv] = np.arange(len(pts))
+        pts, cells = pts[pv], inv[cells[pc]]
+    if wrong_rank:  # the buffers in Morton order, the index as if they were in file order
+        monkeypatch.setattr(meshvisual.MeshGeometry, "vrank", property(
+            lambda self: np.arange(len(self.points)), lambda self, v: None), raising=False)
+    at = pts if location == "node" else pts[cells].mean(axis=1)
+    fields = {"u": bumps_at(at), "h": (0.3 * bumps_at(at[:, ::-1])).astype(np.float32)}
+    mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
+    view = make_view(canvas, info_of(mesh, fields, surfaces=("u", "h"), location=location))
+    try:
+        for _ in range(2):
+            img = draw(canvas, view, fields, "u", ColorScale())
+        return img[40:]
+    finally:
+        view.remove()
+
+
+@pytest.mark.parametrize("location", ["node", "cell"])
+def test_a_mesh_numbered_at_random_draws_the_same_picture(canvas, monkeypatch, location):
+    """The vertex buffers hold the vertices along a Morton curve (the GPU then fetches a
+    triangle's corners from nearby memory) and the index buffer follows them: a mesh whose
+    vertices and cells are numbered at random draws the picture of the same mesh in order."""
+    ordered = numbered_picture(canvas, monkeypatch, None, location)
+    drawn = np.abs(ordered - ordered[0, 0]).max(axis=2) > 24
+    assert drawn.mean() > 0.05
+    for seed in (1, 2):
+        other = numbered_picture(canvas, monkeypatch, seed, location)
+        differ = np.abs(ordered - other).max(axis=2) > 24
+        assert differ.mean() < 0.002, f"{differ.mean():.4f} of the pixels differ"
+
+
+def test_an_index_buffer_not_following_the_vertex_order_is_caught(canvas, monkeypatch):
+    ordered = numbered_picture(canvas, monkeypatch, None, "node")
+    wrong = numbered_picture(canvas, monkeypatch, 1, "node", wrong_rank=True)
+    differ = np.abs(ordered - wrong).max(axis=2) > 24
+    assert differ.mean() > 0.05
