@@ -38,7 +38,9 @@ PACES = ("smooth", "fast solver")
 
 
 class FramePacer:
-    """How often the solver thread hands a frame over. 'smooth': up to MAX_FPS. 'fast solver':
+    """How often the solver thread hands a frame over. 'smooth': a frame each AUTO_FRAME_S of
+    stepping (about 30 frames/s) with steps per frame = auto, up to MAX_FPS with a fixed number
+    of steps a frame. 'fast solver':
     an adaptive cap, so that drawing takes at most `share` of the time: the screen and the solver
     share one GPU (OpenGL and CUDA contexts take turns), and a frame costs the solver about the
     wall time the screen spends on it; the cap is share / (that time, smoothed), between MIN_FPS
@@ -91,7 +93,7 @@ class FramePacer:
 
     def describe(self) -> str:
         if self.mode == "smooth":
-            return f"smooth (up to {MAX_FPS:.0f} frames/s)"
+            return f"smooth (about {1 / AUTO_FRAME_S:.0f} frames/s, up to {MAX_FPS:.0f})"
         return f"fast solver (cap {self.fps:.3g} frames/s: drawing ≤ {100 * self.share:.0f} %)"
 
 

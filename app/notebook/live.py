@@ -207,7 +207,7 @@ class LiveView(w.VBox):
 
     def set_pace(self, pace: str) -> None:
         """How often the solver hands a frame over, as the window's profiler sets it:
-        "smooth" (up to 60 frames/s, as many as the browser takes) or "fast solver" (drawing
+        "smooth" (about 30 frames/s, as many as the browser takes) or "fast solver" (drawing
         takes at most a tenth of the time: where the drawing shares the processor with the
         solver, a CPU's software OpenGL, the solver keeps about 90 % of its steps/s)."""
         self.worker.submit("pace", _check_pace(pace))

@@ -1,7 +1,7 @@
 """The profiler panel: kernel, transfer and draw time per frame, steps/s, cell updates/s,
 frames/s (produced by the solver thread and shown on screen), dropped frames, and the speed-up
 over the NumPy backend, measured on request by running NumPy briefly on a copy of the setup; and
-the pace of the screen: 'smooth' (up to 60 frames/s) or 'fast solver' (an adaptive frame cap that
+the pace of the screen: 'smooth' (about 30 frames/s) or 'fast solver' (an adaptive frame cap that
 keeps the drawing to a tenth of the time, so the solver keeps its GPU), with the cap in use."""
 from __future__ import annotations
 
@@ -44,9 +44,9 @@ class ProfilerPanel(QWidget):
             form.addRow(text, lab)
         self.pace = QComboBox()
         self.pace.addItems(["smooth", "fast solver"])
-        self.pace.setToolTip("smooth: up to 60 frames/s. fast solver: fewer frames, as many as "
-                             "keep the drawing to a tenth of the time (the screen and the "
-                             "solver share the GPU).")
+        self.pace.setToolTip("smooth: about 30 frames/s (up to 60 with fixed steps a frame). "
+                             "fast solver: fewer frames, as many as keep the drawing to a "
+                             "tenth of the time (the screen and the solver share the GPU).")
         self.pace.currentTextChanged.connect(self.pace_changed.emit)
         form.addRow("pace", self.pace)
         self.button = QPushButton("Measure speed-up over NumPy")

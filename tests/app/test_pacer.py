@@ -1,4 +1,5 @@
-"""The frame pace (app/frames.py FramePacer): 'smooth' hands frames over up to MAX_FPS;
+"""The frame pace (app/frames.py FramePacer): 'smooth' hands a frame over each AUTO_FRAME_S of
+stepping (calls sized by CallSizer to land on it), up to MAX_FPS with fixed steps a frame;
 'fast solver' caps them so that drawing takes at most a tenth of the time, adapting to the
 measured draw time; the profiler's choice reaches the solver thread, and the thread steps for
 the whole interval between two frames."""
