@@ -192,8 +192,7 @@ class CallSizer:
     frame takes `chunk` steps, sized from the last call's rate to last `call_s`; a frame that
     still has more than LAND of its time left gets one more call sized to the rest. The chunk
     grows at most GROW times a call (the first calls of a run are slow: kernels compile, graphs
-    are captured) and shrinks at once. (Before: chunks doubled or halved between calls of
-    12.5 and 50 ms for frames of 25 ms, so frames lasted 25-50 ms: 20-26 frames/s.)"""
+    are captured) and shrinks at once (docs/BENCHMARKS.md, "Issue 25 on the H100")."""
 
     GROW = 4
     LAND = 0.15

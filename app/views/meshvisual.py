@@ -10,8 +10,8 @@ surfaces of a view:
 - cell-coloured elsewhere: the triangles un-indexed once (each triangle its own three corners,
   each corner carrying the texel of its cell). A vertex is then shaded for each of its
   corners, six times on a triangulation, and with heights from cell fields each time gathers
-  the cells around it: two 1M-cell surfaces took 4.98 ms of GPU a frame this way against 1.57
-  drawn indexed (docs/BENCHMARKS.md, "Cell colours by primitive").
+  the cells around it: two 1M-cell surfaces took 3.80 ms of an H100 a frame this way against
+  2.29 by primitive (docs/BENCHMARKS.md, "Issue 25 on the H100").
 Heights over a plane come from a vertex field (each vertex's texel) or from a cell field: each
 vertex averages the cells around it, gathered in the vertex shader from a table of incident
 cells (CSR, a float texture built once; at most MAX_RING cells a vertex are averaged, more than
@@ -173,7 +173,7 @@ class MeshGeometry:
         # the vertex buffers of an indexed layout hold the vertices along a Morton curve too:
         # the GPU fetches a triangle's corners from nearby memory (numbered at random, as a
         # mesh file may number them, two 1M-cell surfaces took 4.80 ms of GPU a frame instead
-        # of 2.29: docs/BENCHMARKS.md, "Cell colours by primitive")
+        # of 2.29: docs/BENCHMARKS.md, "Issue 25 on the H100")
         self._vorder = morton_order(points) if not self.corners else np.arange(n)
         self.vrank = np.empty(n, np.int64)  # a vertex's place in the vertex buffers
         self.vrank[self._vorder] = np.arange(n)
