@@ -236,46 +236,40 @@ def gl_ready(canvas) -> bool:
 
 
 SOFTWARE = ("llvmpipe", "softpipe", "swrast", "software", "swiftshader", "lavapipe")
-_RENDERERS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_ASKED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # canvas -> {what: answer}
+
+
+def _gl_string(canvas, what: str):
+    """The canvas's OpenGL answer to glGetString(GL_<what>) as text, kept per canvas; None
+    while the canvas has no context to ask; '' where the context does not answer (a core
+    profile lists no extensions in one string)."""
+    asked = _ASKED.setdefault(canvas, {})
+    if what not in asked:
+        if not gl_ready(canvas):
+            return None
+        from vispy.gloo import gl
+        canvas.set_current()
+        try:
+            got = gl.glGetParameter(getattr(gl, "GL_" + what))
+        except Exception:  # noqa: BLE001  (no answer now: asked again next time)
+            return ""
+        asked[what] = got.decode(errors="replace") if isinstance(got, bytes) else str(got or "")
+    return asked[what]
 
 
 def software_renderer(canvas):
     """True on a software rasterizer (Mesa llvmpipe...), False on a GPU, None while the canvas
-    has no OpenGL context to ask."""
-    key = canvas
-    if key not in _RENDERERS:
-        if not gl_ready(canvas):
-            return None
-        from vispy.gloo import gl
-        canvas.set_current()
-        try:
-            name = str(gl.glGetParameter(gl.GL_RENDERER)).lower()
-        except Exception:  # noqa: BLE001  (no answer: treat as unknown)
-            return None
-        _RENDERERS[key] = any(s in name for s in SOFTWARE)
-    return _RENDERERS[key]
-
-
-_EXTENSIONS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+    has no OpenGL context to ask (or it does not name its renderer)."""
+    name = _gl_string(canvas, "RENDERER")
+    return any(s in name.lower() for s in SOFTWARE) if name else None
 
 
 def gl_extension(canvas, name: str):
     """Whether the canvas's OpenGL context offers extension `name`; None while the canvas has
-    no context to ask (or the context does not list its extensions in one string, as a core
-    profile does not: treat as absent)."""
-    if canvas not in _EXTENSIONS:
-        if not gl_ready(canvas):
-            return None
-        from vispy.gloo import gl
-        canvas.set_current()
-        try:
-            got = gl.glGetParameter(gl.GL_EXTENSIONS)
-        except Exception:  # noqa: BLE001  (no answer: none)
-            got = ""
-        if isinstance(got, bytes):
-            got = got.decode(errors="replace")
-        _EXTENSIONS[canvas] = frozenset(str(got or "").split())
-    return name in _EXTENSIONS[canvas]
+    no context to ask (a context that does not list its extensions in one string, as a core
+    profile does not, offers none here)."""
+    got = _gl_string(canvas, "EXTENSIONS")
+    return None if got is None else name in got.split()
 
 
 def flush(canvas, wanted: bool = True) -> bool:

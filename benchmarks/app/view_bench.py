@@ -25,6 +25,7 @@ ahead changes.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import sys
@@ -98,7 +99,7 @@ def shuffled(mesh, frames, info, what: str, seed: int = 0):
     mesh = SimpleNamespace(kind="triangles", points=mesh.points[pv], cells=inv[mesh.cells[pc]])
     frames = [{k: (v[pc] if len(v) == nc and nc != nv else v[pv]) for k, v in f.items()}
               for f in frames]
-    return mesh, frames, info.__class__(**{**info.__dict__, "mesh": mesh})
+    return mesh, frames, dataclasses.replace(info, mesh=mesh)
 
 
 def problem(case: str, shuffle: str = ""):

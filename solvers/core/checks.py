@@ -63,13 +63,17 @@ def stacked(xp, got: list):
     return xp.stack([xp.asarray(c, dtype=xp.float64).reshape(()) for c in got]) if got else None
 
 
+def read(sim, got: list) -> np.ndarray:
+    """The checks' values on the host, read with one copy (one host sync on the GPU)."""
+    s = stacked(sim.xp, got)
+    return sim._be.asnumpy(s) if s is not None else np.zeros(0)
+
+
 def base_first_nonfinite(sim) -> str | None:
     """The base class's checks alone (not a model's own): checkpoint loading asks whether a
     state breaks the physical bounds that stepping checks."""
     from .simulation import Simulation
-    got = stacked(sim.xp, Simulation._check_arrays(sim))
-    return Simulation._judge_checks(sim, sim._be.asnumpy(got) if got is not None
-                                    else np.zeros(0))
+    return Simulation._judge_checks(sim, read(sim, Simulation._check_arrays(sim)))
 
 
 @contextlib.contextmanager

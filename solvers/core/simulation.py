@@ -332,9 +332,7 @@ class Simulation:
         one reduction per field and per bound, one host sync for all. A bound's finding is kept
         in `_violation` for `_diverged`. (Stepping on the GPU queues the same checks before a
         chunk's wait instead: core/checks.py.)"""
-        stacked = checks.stacked(self.xp, self._check_arrays())
-        return self._judge_checks(self._be.asnumpy(stacked) if stacked is not None
-                                  else np.zeros(0))
+        return self._judge_checks(checks.read(self, self._check_arrays()))
 
     def _check_arrays(self) -> list:
         """The checks of the state as 0-d arrays, no host sync: whether each state field is
