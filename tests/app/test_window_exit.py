@@ -25,8 +25,8 @@ w.show()
 w.open_model("heat-1d", params={"nx": 256})
 w.worker.submit("run", True)
 t = time.time()
-while time.time() - t < 3:
-    app.processEvents()
+while time.time() - t < 3 or (w.frames_shown < 30 and time.time() - t < 60):
+    app.processEvents()  # 3 s and 30 frames: a loaded 2-core machine showed 10 in 3 s
 print("frames", w.frames_shown)
 w.close()
 for _ in range(300000):  # an hour of a window's calls into Qt, each losing a reference on 6.12
@@ -42,4 +42,4 @@ def test_build_run_close_exit_returns_0(qapp):
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Fatal Python error" not in p.stderr and "closed" in p.stdout
     frames = int(p.stdout.split("frames ")[1].split()[0])
-    assert frames > 10, p.stdout  # it ran (and called into Qt) long enough to have crashed
+    assert frames >= 30, p.stdout  # it ran (and called into Qt) long enough to have crashed
