@@ -43,13 +43,17 @@ class _TextureVisual(Visual):
         view.view_program.vert["transform"] = view.get_transform()
 
     def _prepare_draw(self, view):
-        return True
+        # nothing to draw before the first frame gave a colour map (a canvas rendered before
+        # it, as the offscreen exports do to prove their context, drew it with unset uniforms
+        # and VisPy warned "Program has unset variables: {'u_cmap', 'u_clim'}")
+        return self.__dict__.get("_pdes_colored", False)
 
     def set_colormap(self, lut_tex, clim) -> None:
         p = self.shared_program
         p["u_cmap"] = lut_tex
         lo, hi = float(clim[0]), float(clim[1])
         p["u_clim"] = (lo, hi if hi > lo else lo + 1.0)
+        self.__dict__["_pdes_colored"] = True  # (VisPy's visuals are frozen to new attributes)
 
 
 # ---- grid surfaces --------------------------------------------------------------------------------
