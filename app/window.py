@@ -50,6 +50,10 @@ def _guard_pyside_refcounts() -> bool:
 
 REFCOUNT_GUARD = _guard_pyside_refcounts()
 CANVAS_SIZE = (832, 640)  # divisible by 16 (video frames)
+# the smallest the picture gets in a small window (the docks give way first): at 800 × 600 the
+# docks left it 127 px wide, and the line view's plots got no width at all (VisPy's cameras
+# raised "Singular matrix" on every resize)
+CANVAS_MIN = (400, 320)
 SAMPLES = Path(__file__).resolve().parent.parent / "resources" / "initial_conditions"
 
 
@@ -90,6 +94,7 @@ class MainWindow(ExportsMixin, QMainWindow):
         _keep_pixels(self.canvas)
         self.canvas.events.draw.connect(self._draw_start, position="first")
         self.canvas.events.draw.connect(self._draw_end, position="last")
+        self.canvas.native.setMinimumSize(*CANVAS_MIN)
         self.setCentralWidget(self.canvas.native)
         self._build_model_dock(backend, dtype)
         self._build_toolbar()

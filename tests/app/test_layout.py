@@ -168,3 +168,39 @@ def test_unknown_colour_maps_are_refused_in_the_window_and_sessions(dwin, qtbot,
     assert dwin.last_message == (f"session '{bad}': colour map 'magma' is unknown; allowed: "
                                  + ", ".join(COLORMAPS), True)
     assert dwin.worker.sim is sim and dwin.scale.cmap == "fire"
+
+
+def test_a_small_window_keeps_a_picture_and_its_plots_have_room(qtbot):
+    """At 800 × 600 the docks left the canvas 127 px wide, the line view's plot and space-time
+    boxes got no width, and VisPy's cameras raised "Singular matrix" on every resize. The canvas
+    now has a minimum size (the window grows to fit it and the docks), and every view box of
+    the line view has room."""
+    import logging
+
+    from vispy.scene import ViewBox
+
+    from pdestudio.app.window import CANVAS_MIN
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    log = logging.getLogger("vispy")
+    log.addHandler(handler)
+    w = MainWindow(backend="numpy")
+    qtbot.addWidget(w)
+    try:
+        w.resize(800, 600)
+        w.show()
+        qtbot.waitExposed(w)
+        open_model(w, qtbot, "heat-1d", params={"nx": 64})
+        qtbot.wait(300)
+        assert w.canvas.size[0] >= CANVAS_MIN[0] and w.canvas.size[1] >= CANVAS_MIN[1], \
+            w.canvas.size
+        boxes = [n for n in w.canvas.central_widget.children[0].children
+                 if isinstance(n, ViewBox)]
+        assert len(boxes) == 2 and all(min(b.size) > 100 for b in boxes), \
+            [b.size for b in boxes]
+    finally:
+        log.removeHandler(handler)
+        w.close()
+    errors = [r.getMessage() for r in records if r.levelno >= logging.ERROR]
+    assert not errors, errors[:3]
