@@ -117,6 +117,9 @@ class PlotsPanel(QWidget):
         self.markers = scene.visuals.Line(parent=self.view.scene, color=EVENT, width=1,
                                           connect="segments")
         self._show_axes(False)
+        # room for the legend, the axes and a plot (squeezed to 5 px high in a small window,
+        # the plot's camera raised "Singular matrix" on every resize)
+        self.canvas.native.setMinimumSize(200, 100)
         lay.addWidget(self.canvas.native, 1)
         self.list = QListWidget()
         self.list.setMaximumHeight(110)

@@ -172,9 +172,9 @@ def test_unknown_colour_maps_are_refused_in_the_window_and_sessions(dwin, qtbot,
 
 def test_a_small_window_keeps_a_picture_and_its_plots_have_room(qtbot):
     """At 800 × 600 the docks left the canvas 127 px wide, the line view's plot and space-time
-    boxes got no width, and VisPy's cameras raised "Singular matrix" on every resize. The canvas
-    now has a minimum size (the window grows to fit it and the docks), and every view box of
-    the line view has room."""
+    boxes got no width, the plot of quantities over time was 5 px high (at 1000 × 640 too), and
+    VisPy's cameras raised "Singular matrix" on every resize. Both canvases now have a minimum
+    size (the window grows to fit them and the docks), and every view box has room."""
     import logging
 
     from vispy.scene import ViewBox
@@ -199,6 +199,7 @@ def test_a_small_window_keeps_a_picture_and_its_plots_have_room(qtbot):
                  if isinstance(n, ViewBox)]
         assert len(boxes) == 2 and all(min(b.size) > 100 for b in boxes), \
             [b.size for b in boxes]
+        assert min(w.plots.view.size) > 20, w.plots.view.size  # quantities over time: 5 px high
     finally:
         log.removeHandler(handler)
         w.close()
