@@ -392,7 +392,7 @@ class FusedRKM(SchemeBase):
         if out is not None:
             done = int(out[I_STEPS])
         rkm = self.sim.controller
-        attempts_per_step = 1.0 + rkm.rejected / max(1, self.attempts)
+        attempts_per_step = self._attempts_per_step()
         while self.path == "graph":
             need = (count - done) * attempts_per_step
             self._launch_batch(max(1, math.ceil(need / GRAPH_ATTEMPTS)))
@@ -410,6 +410,13 @@ class FusedRKM(SchemeBase):
         if out[I_FAILED]:
             raise NonFiniteStep("RKM: non-finite error estimate or 200 rejections in a row")
         return done, float(ctl[C_T])
+
+    def _attempts_per_step(self) -> float:
+        """Attempts an accepted step took in the last run (1 before any): the graph path sizes
+        a run's first batch of attempts by it, so that a second batch (one more host round trip,
+        the GPU idle meanwhile) is the exception."""
+        accepted = self.attempts - self.sim.controller.rejected
+        return self.attempts / accepted if self.attempts > 0 and accepted > 0 else 1.0
 
     def step(self, t: float, dt_limit: float | None) -> float:
         """One accepted step (for callers that step one at a time): the step τ taken."""

@@ -35,7 +35,7 @@ it). With shock_fix off S stays 0 (the same fluxes bit for bit) and sw_sensor ne
 per warp of the strip kernel) are for the benchmarks' sweeps (`sim.scheme = GridFused(sim, ...)`);
 the defaults are production's.
 
-`run` (what `Simulation` uses) queues a batch of up to BATCH steps (BATCH_SMALL on small grids)
+`run` (what `Simulation` uses) queues a batch of up to BATCH steps
 with no host round trip (every variant as CUDA graphs of GRAPH_STEPS steps, one launch each):
 the clock is kept on the device by core's DeviceClock (kernels/grid.cu `step_size`, the protocol
 of core's clock.cuh: Δt clamped to the end time, 0 once landed, each step's Δt recorded), and the
@@ -61,14 +61,13 @@ RIEMANN = Path(__file__).parents[1] / "kernels"  # riemann.cuh
 BLOCK = (32, 8)
 BLOCK_STRIP = (32, 4)
 STRIP = 29  # columns owned by a warp of sw_strip1 (kernels/grid.cu)
-BATCH = 240  # steps a batched run queues at most between two host waits (5 graphs: no
-#             steps launched one by one at the end of a full batch)
-# on grids of at most SMALL_CELLS a batch takes only a few ms of GPU, and the host's work between
-# two batches (the clock's replay, the finiteness check, the next arming; the GPU idle) was about
-# a fifth of the time (H200, order 3 at 256²: 25-26 µs a step against 20.6 µs of its kernels):
-# batches of BATCH_SMALL steps, +5 to +10 % (docs/BENCHMARKS.md, "Longer batches on small grids")
-SMALL_CELLS = 2**18
-BATCH_SMALL = 960
+BATCH = 960  # steps a batched run queues at most between two host waits (20 graphs: no
+#             steps launched one by one at the end of a full batch). A host wait leaves the GPU
+#             idle while the host replays the clock and queues the next batch: on small grids
+#             that was a fifth of the time at 240 steps (H200, order 3 at 256²: +5 to +10 % at
+#             960; docs/BENCHMARKS.md, "Longer batches on small grids"), and beside the window's
+#             drawing each wait also waits for the GIL: at 1024² a window's call (1/32 s) is now
+#             one wait instead of four (H100: 88 % → 90 % kept; "One host wait a frame")
 # float32 strip kernel: up to 2048² the register cap of 6 blocks a SM (80 registers, no spills)
 # beats the default 8 (64 registers, spilling): H200, cure on, 1024² +11 %, 2048² +1.5 %; above,
 # a cap of 7 (72 registers, no spills) beats both: 4096² +2.5 %, 8192² +2 % over 8, while up to
@@ -161,7 +160,7 @@ class GridFused(SchemeBase):
                            (segs + BLOCK_STRIP[1] - 1) // BLOCK_STRIP[1])
         self.block3 = (32, 8) if dtype == "float32" else (32, 4)  # Tile3 in kernels/stage3.cuh
         self._launch_args()
-        self.batch = BATCH_SMALL if cells <= SMALL_CELLS else BATCH
+        self.batch = BATCH
         sim.check_interval = self.batch  # one batch between two finiteness checks
 
     def _launch_args(self) -> None:
@@ -308,7 +307,7 @@ class GridFused(SchemeBase):
     _graphs = None
 
     def run(self, count, t, t_end):
-        """Up to `batch` (BATCH, or BATCH_SMALL on small grids) of `count` steps queued back to
+        """Up to `batch` (BATCH) of `count` steps queued back to
         back, the clock on the device (core's DeviceClock, see the module docstring); one host
         wait. The strip variant replays CUDA graphs of GRAPH_STEPS steps (one launch each).
         Returns (steps taken, new t) as core/clock.py walks them; NonFiniteStep where a step's Δt

@@ -56,12 +56,17 @@ def load(layers: int, dtype: str) -> dict:
 
 
 class TriFused(SchemeBase):
-    BATCH = 256  # steps per `run` (one host wait)
+    # steps per `run` (one host wait) and between two finiteness checks. A host wait leaves the
+    # GPU idle until the next steps are queued, and beside the window's drawing every call back
+    # from CUDA waits for the GIL: the fewer waits in a window's call (1/32 s), the more the
+    # solver keeps (docs/BENCHMARKS.md, "One host wait a frame")
+    BATCH = 960
 
     def __init__(self, sim):
         import cupy as cp
         super().__init__(sim)
         self.cp = cp
+        sim.check_interval = self.BATCH
         p, tables, dtype, layers = sim.params, sim.tables, sim.dtype, sim.layers
         scheme, assembly = p["scheme"], p["assembly"]
         if assembly == "auto":

@@ -261,7 +261,7 @@ def test_gpu_batched_runs_equal_single_steps_bit_for_bit(order, variant, dtype):
         sims.append(gpu)
     a, b = sims
     assert hasattr(a.scheme, "run") and not hasattr(b.scheme, "run")
-    BATCH = a.scheme.batch  # (BATCH_SMALL on this small grid)
+    BATCH = a.scheme.batch
     for sim in (a, b):
         sim.advance(3.1e-3)  # a fresh scheme queues a whole batch: ~BATCH steps after landing
         sim.step(BATCH + 13)
