@@ -12,8 +12,9 @@ snapshot were some twenty such calls with the device idle between a chunk and th
 screen thread holding the GIL for 10 ms a frame cost the solver 18 % of its steps/s
 (docs/BENCHMARKS.md, "The solver's waits and the GIL"). `Ahead` queues them before the wait
 instead: inside the scheme's run where it ends in the device clock's wait (`DeviceClock.finish`
-calls the hook that `queued_before_wait` installs), or right after a run that queued its steps
-without waiting (fixed-step runs of CUDA graphs). The checks travel to pinned host memory on the
+calls the hook that `queued_before_wait` installs; mean curvature's RKM run before its read-back,
+on the buffer a full run ends in), or right after a run that queued its steps without waiting
+(fixed-step runs of CUDA graphs). The checks travel to pinned host memory on the
 same stream, so the chunk's one wait returns with them read and the snapshot made, and the
 device idles only while the next chunk is launched. The values and the verdicts are those of
 the checks after the wait (the same reductions of the same arrays), and where the scheme
@@ -82,7 +83,18 @@ def queued_before_wait(ahead):
     if ahead is None:
         yield
         return
-    token = BEFORE_WAIT.set(ahead.queue)
+    token = BEFORE_WAIT.set(ahead)
+    try:
+        yield
+    finally:
+        BEFORE_WAIT.reset(token)
+
+
+@contextlib.contextmanager
+def hooks_off():
+    """While a scheme is stepped one step at a time: a step that is a run of one (mean
+    curvature's) must not queue the chunk's checks before its own wait."""
+    token = BEFORE_WAIT.set(None)
     try:
         yield
     finally:
@@ -91,9 +103,18 @@ def queued_before_wait(ahead):
 
 def before_wait() -> None:
     """Called by a scheme's run just before its one host wait (DeviceClock.finish)."""
-    hook = BEFORE_WAIT.get()
-    if hook is not None:
-        hook()
+    ahead = BEFORE_WAIT.get()
+    if ahead is not None:
+        ahead.queue()
+
+
+def stale() -> None:
+    """Called by a scheme's run that queued more steps after `before_wait` (mean curvature's
+    second batch of attempts): the checks queued are not of the end state, and are made again
+    after the wait."""
+    ahead = BEFORE_WAIT.get()
+    if ahead is not None and ahead.state is not None:
+        ahead.stale = True
 
 
 def run_chunk(sim, chunk: int, t_end, marks, last: bool = False):
@@ -174,6 +195,7 @@ class Ahead:
         self.sim, self.marks, self.copy = sim, marks, copy
         self.state = None   # the state arrays checked and copied (the objects themselves)
         self.copies = None
+        self.stale = False  # more steps were queued after the checks (`stale()`)
 
     def queue(self) -> None:
         if self.state is not None:
@@ -201,9 +223,10 @@ class Ahead:
         sim = self.sim
         self.queue()  # (a run that did not wait: queued now, then the one wait)
         sim.xp.cuda.get_current_stream().synchronize()
-        if self.state.keys() != sim.state.keys() or any(
+        if self.stale or self.state.keys() != sim.state.keys() or any(
                 sim.state[k] is not v for k, v in self.state.items()):
-            self.copies = None  # replaced after the hook: checked again, snapshot made again
+            self.copies = None  # stepped or replaced after the hook: checked again, snapshot
+            #                     made again
             return sim._first_nonfinite()
         return sim._judge_checks(np.array(self.host))
 

@@ -295,6 +295,10 @@ class Simulation:
             self.t = float(t)
             self.steps += k
             return k
+        with checks.hooks_off():  # (a scheme's step may be a run of one: checked after them all)
+            return self._steps_one_by_one(count, t_end)
+
+    def _steps_one_by_one(self, count: int, t_end: float | None) -> int:
         k = 0
         while k < count and not clock.landed(self.t, t_end):
             limit = clock.limit(self.t, t_end)

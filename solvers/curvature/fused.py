@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import clock
+from ..core import checks, clock
 from ..core.backend import blocks_per_sm, device_props, load_kernels, on_stream
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
@@ -324,9 +324,9 @@ class FusedRKM(SchemeBase):
                     for _ in range(GRAPH_ATTEMPTS):
                         self._launch_attempt()
 
-    def _launch_persistent(self):
-        """The whole armed run in one cooperative launch; returns the control ints (None where the
-        launch was refused and the graph path takes over)."""
+    def _launch_persistent(self) -> bool:
+        """The whole armed run in one cooperative launch (False where the launch was refused and
+        the graph path takes over)."""
         cp = self.cp
         while True:
             kern, threads, grid = self.persist
@@ -351,8 +351,8 @@ class FusedRKM(SchemeBase):
                 self.path = "graph"
                 self.sim.check_interval = CHECK_INTERVAL
                 self._capture()
-                return None  # run() goes on with graph batches (the control block is armed)
-        return self.cti.get(stream=self.stream)
+                return False  # run() goes on with graph batches (the control block is armed)
+        return True
 
     # ---- the scheme protocol ---------------------------------------------------------------
     def arm(self, count: int, t: float, t_end: float | None) -> None:
@@ -388,19 +388,26 @@ class FusedRKM(SchemeBase):
             self._capture()
         self.arm(count, t, t_end)
         done = 0
-        out = self._launch_persistent() if self.path == "persistent" else None
-        if out is not None:
+        out = None
+        if self.path == "persistent" and self._launch_persistent():
+            self._checks_ahead(count)
+            out, ctl = self._read_back()
             done = int(out[I_STEPS])
         rkm = self.sim.controller
         attempts_per_step = self._attempts_per_step()
+        first = True
         while self.path == "graph":
             need = (count - done) * attempts_per_step
             self._launch_batch(max(1, math.ceil(need / GRAPH_ATTEMPTS)))
-            out = self.cti.get(stream=self.stream)  # the one read-back of the batch
+            if first:
+                self._checks_ahead(count)
+                first = False
+            else:
+                checks.stale()
+            out, ctl = self._read_back()  # the one wait of the batch
             done = int(out[I_STEPS])
             if not out[I_ACTIVE]:
                 break
-        ctl = self.ctl.get(stream=self.stream)
         rkm.rejected = int(out[I_REJ])
         self.attempts = int(out[I_ATTEMPTS])
         self.cur = int(out[I_CUR])
@@ -410,6 +417,35 @@ class FusedRKM(SchemeBase):
         if out[I_FAILED]:
             raise NonFiniteStep("RKM: non-finite error estimate or 200 rejections in a row")
         return done, float(ctl[C_T])
+
+    _host = None
+
+    def _read_back(self) -> tuple[np.ndarray, np.ndarray]:
+        """The control ints and floats of the run so far, with one host wait (both copied to
+        pinned memory on the scheme's stream, then the stream waited for)."""
+        if self._host is None:
+            import cupyx
+            self._host = (cupyx.empty_pinned(self.cti.shape, np.int32),
+                          cupyx.empty_pinned(self.ctl.shape, np.float64))
+        hi, hc = self._host
+        self.cti.get(stream=self.stream, out=hi, blocking=False)
+        self.ctl.get(stream=self.stream, out=hc, blocking=False)
+        self.stream.synchronize()
+        return hi.copy(), hc.copy()
+
+    def _checks_ahead(self, count: int) -> None:
+        """The chunk's checks (core/checks.py) queued before the run's read-back, on the buffer
+        the run ends in when it takes all its `count` steps (each accepted step flips the
+        buffer on the device); where it ends in the other buffer (a run that lands on t_end) or
+        took a second batch of attempts, they are made again after the wait. They run on the
+        current stream between two event waits: queued on the scheme's own stream instead, the
+        run alone lost 1-2 % of its steps/s (H100, 1024², against 1 % gained this way; docs/
+        BENCHMARKS.md, "One host wait a frame")."""
+        self.sim.state["phi"] = self.u[self.cur ^ (count & 1)]
+        current = self.cp.cuda.get_current_stream()
+        current.wait_event(self.stream.record())
+        checks.before_wait()
+        self.stream.wait_event(current.record())
 
     def _attempts_per_step(self) -> float:
         """Attempts an accepted step took in the last run (1 before any): the graph path sizes

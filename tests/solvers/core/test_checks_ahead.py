@@ -123,3 +123,61 @@ def test_marks_of_a_long_run_keep_few_events_and_add_up():
     total = cp.cuda.get_elapsed_time(whole0, whole1) / 1e3
     got = marks.seconds()
     assert 0.3 * total < got <= total * 1.001
+
+
+
+@pytest.mark.parametrize("case", ["steps", "second-batch", "landing", "fault"])
+def test_mean_curvature_graph_path_checks_ahead(case, monkeypatch):
+    """Mean curvature's graph path queues a chunk's checks before its read-back, on the buffer
+    the run ends in when it takes all its steps. A run that lands on t_end in the other buffer,
+    or needs a second batch of attempts (forced here: too few estimated for chunks longer than
+    a graph of attempts), is checked again after its wait: state, t and steps are those of
+    checking after the wait; and where every run takes its steps in one batch, the checks
+    queued ahead are the ones used."""
+    from pdestudio.solvers.curvature.fused import GRAPH_ATTEMPTS, FusedRKM
+    chunk = 5
+    if case == "second-batch":
+        monkeypatch.setattr(FusedRKM, "_attempts_per_step", lambda self: 1e-3)
+        chunk = GRAPH_ATTEMPTS + 8
+    redone = []
+
+    def run():
+        sim = make("mean-curvature", backend="cupy")
+        sim.scheme = FusedRKM(sim, path="graph")
+        sim.check_interval = chunk
+        first = sim._first_nonfinite
+        calls = [0]
+
+        def counted():
+            calls[0] += 1
+            return first()
+        monkeypatch.setattr(sim, "_first_nonfinite", counted)
+        if case == "landing":
+            sim.step(1)
+            sim.advance(sim.t + 23.37 * sim.tau)
+        elif case == "fault":
+            sim.step(2)
+            sim.scheme = _PoisonedRun(sim, 12)
+            with pytest.raises(SimulationDiverged) as e:
+                sim.step(40)
+            assert sim.steps == 12
+            redone.append(calls[0])
+            return state_of(sim), e.value.field
+        else:
+            sim.step(8 * chunk)
+        assert sim.scheme.path == "graph"
+        redone.append(calls[0])
+        return state_of(sim)
+
+    a, b = run_both(run, monkeypatch)
+    if case == "fault":
+        assert a[1] == b[1]
+        assert_same(a[0], b[0])
+        return
+    assert_same(a, b)
+    ahead, after = redone
+    if case == "landing":
+        assert after >= 2 and ahead <= after
+    else:
+        assert after == 8  # checked after each chunk's wait
+        assert ahead == (8 if case == "second-batch" else 0)
