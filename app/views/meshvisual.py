@@ -45,7 +45,12 @@ MAX_RING = 32
 MAX_PRIMITIVE = 1 << 24  # triangle and cell numbers exact in float32 texels
 PRIMITIVE_IDS = os.environ.get("PDESTUDIO_MESH_PRIMID", "1") != "0"  # 0: cells as corners
 DENSITY = 1.0    # vertices a pixel along the mesh as drawn (0: always every vertex)
-WORTH = 0.5      # a coarser level is used only with at most this share of the triangles
+# a coarser level is used only with at most this share of the triangles. At 0.5 the two-layer
+# model's 1.024M cells on an 832 x 640 canvas (about 1.2 vertices a pixel) were drawn whole: their
+# level of 0.85 vertices a pixel keeps 51 % of the triangles and draws in 1.26 ms instead of 2.27
+# (H100; beside the solver it kept 82 % instead of 76-79 %: docs/BENCHMARKS.md, "One host wait a
+# frame")
+WORTH = 0.6
 
 
 def vertex_normals(points: np.ndarray, cells: np.ndarray) -> np.ndarray:

@@ -246,6 +246,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mesh-density", type=float, default=None,
                     help="triangle meshes' vertices a pixel (app/views/meshvisual.py DENSITY; "
                          "0: every vertex, as before 2026-11-27)")
+    ap.add_argument("--mesh-worth", type=float, default=None,
+                    help="a coarser mesh level is drawn only with at most this share of the "
+                         "triangles (app/views/meshvisual.py WORTH)")
     ap.add_argument("--checks-after", action="store_true",
                     help="the stepping's checks after each chunk's wait, as before 2026-11-27 "
                          "(solvers/core/checks.py AHEAD = False)")
@@ -262,6 +265,9 @@ def main(argv=None) -> int:
     if a.mesh_density is not None:
         from pdestudio.app.views import meshvisual
         meshvisual.DENSITY = a.mesh_density
+    if a.mesh_worth is not None:
+        from pdestudio.app.views import meshvisual
+        meshvisual.WORTH = a.mesh_worth
     rows = []
     if a.solver:
         paths = ("pinned", "interop") if a.path == "interop" else ("pinned",)
