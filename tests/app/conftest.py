@@ -1,6 +1,21 @@
 """Shared fixtures of the app tests: the stand-in models of tests/app/fakes.py, registered for
-one test at a time."""
+one test at a time; the records VisPy logs during a test."""
+import logging
+
 import pytest
+
+
+@pytest.fixture
+def vispy_records():
+    """The log records of VisPy's logger during the test (a handler of its own: VisPy's logger
+    does not propagate to pytest's caplog)."""
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    log = logging.getLogger("vispy")
+    log.addHandler(handler)
+    yield records
+    log.removeHandler(handler)
 
 
 @pytest.fixture

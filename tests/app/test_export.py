@@ -208,28 +208,19 @@ def test_without_opengl_the_image_is_drawn_in_software_and_said_so(tmp_path):
     assert (np.abs(img.reshape(-1, 3).astype(int) - viridis_end).sum(axis=1) < 6).any()
 
 
-def test_a_renderer_draws_nothing_before_its_first_frame(qapp):
+def test_a_renderer_draws_nothing_before_its_first_frame(qapp, vispy_records):
     """The offscreen renderer proves its context by rendering before any frame; the field
     visuals then had no colour map yet and VisPy warned "Program has unset variables: {'u_cmap',
     'u_clim'}" (with a Qt application, as beside the window). Now they wait for the first
     frame, and the frame still draws: the line view's space-time image is coloured."""
-    import logging
-    records = []
-    handler = logging.Handler()
-    handler.emit = records.append
-    log = logging.getLogger("vispy")
-    log.addHandler(handler)
-    try:
-        sim = small("heat-1d", nx=64)
-        sim.step(5)
-        r = export.Renderer(sim)
-        if r.canvas is None:
-            pytest.skip(r.how)
-        img = r.render(sim).astype(int)
-    finally:
-        log.removeHandler(handler)
-    assert not [m for m in records if "unset variables" in m.getMessage()], \
-        [m.getMessage() for m in records]
+    sim = small("heat-1d", nx=64)
+    sim.step(5)
+    r = export.Renderer(sim)
+    if r.canvas is None:
+        pytest.skip(r.how)
+    img = r.render(sim).astype(int)
+    assert not [m for m in vispy_records if "unset variables" in m.getMessage()], \
+        [m.getMessage() for m in vispy_records]
     # the space-time image (lower half) holds colours of the colour map, not only the background
     lower = img[img.shape[0] // 2:]
     colours = {tuple(c) for c in lower.reshape(-1, 3)[::7]}

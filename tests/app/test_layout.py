@@ -170,7 +170,7 @@ def test_unknown_colour_maps_are_refused_in_the_window_and_sessions(dwin, qtbot,
     assert dwin.worker.sim is sim and dwin.scale.cmap == "fire"
 
 
-def test_a_small_window_keeps_a_picture_and_its_plots_have_room(qtbot):
+def test_a_small_window_keeps_a_picture_and_its_plots_have_room(qtbot, vispy_records):
     """At 800 × 600 the docks left the canvas 127 px wide, the line view's plot and space-time
     boxes got no width, the plot of quantities over time was 5 px high (at 1000 × 640 too), and
     VisPy's cameras raised "Singular matrix" on every resize. Both canvases now have a minimum
@@ -180,11 +180,6 @@ def test_a_small_window_keeps_a_picture_and_its_plots_have_room(qtbot):
     from vispy.scene import ViewBox
 
     from pdestudio.app.window import CANVAS_MIN
-    records = []
-    handler = logging.Handler()
-    handler.emit = records.append
-    log = logging.getLogger("vispy")
-    log.addHandler(handler)
     w = MainWindow(backend="numpy")
     qtbot.addWidget(w)
     try:
@@ -201,7 +196,6 @@ def test_a_small_window_keeps_a_picture_and_its_plots_have_room(qtbot):
             [b.size for b in boxes]
         assert min(w.plots.view.size) > 20, w.plots.view.size  # quantities over time: 5 px high
     finally:
-        log.removeHandler(handler)
         w.close()
-    errors = [r.getMessage() for r in records if r.levelno >= logging.ERROR]
+    errors = [r.getMessage() for r in vispy_records if r.levelno >= logging.ERROR]
     assert not errors, errors[:3]
