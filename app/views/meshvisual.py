@@ -27,6 +27,12 @@ mesh, so they read their fields' texels as the full mesh does, and a cell-colour
 triangle takes the colour of one of the cells it stands for: the picture is the full mesh's to
 about a pixel. The triangles a GPU rasterises are its time, taken from the solver beside it
 (docs/BENCHMARKS.md, "Meshes drawn with a vertex a pixel").
+
+Colours from every cell at a coarse level: on a planar mesh (heights over a plane, or seen flat)
+a cell-coloured surface drawn from a coarser level finds each fragment's cell in a raster of the
+plane (cellraster.py: the cell under each texel, texels a third of a cell), so its colours are
+the full mesh's while its triangles give only the shape and shading. Such a surface, and one in
+a fixed colour, is drawn with SHAPE times DENSITY vertices a pixel.
 """
 from __future__ import annotations
 
@@ -38,6 +44,7 @@ from vispy.scene.visuals import create_visual_node
 from vispy.visuals import Visual
 
 from . import glsl
+from .cellraster import cell_raster
 from .textures import FieldTexture
 from .visuals import LIGHT, _TextureVisual
 
@@ -51,6 +58,11 @@ DENSITY = 1.0    # vertices a pixel along the mesh as drawn (0: always every ver
 # (H100; beside the solver it kept 82 % instead of 76-79 %: docs/BENCHMARKS.md, "One host wait a
 # frame")
 WORTH = 0.6
+RASTER = os.environ.get("PDESTUDIO_MESH_RASTER", "1") != "0"  # 0: coarse cells drawn flat
+# vertices a pixel, times DENSITY, of a surface whose colours do not come from its triangles (a
+# planar mesh's cells from the raster, or a fixed colour): the shape and shading are all they
+# give (docs/BENCHMARKS.md, "Cell colours from a raster")
+SHAPE = 0.5
 
 
 def vertex_normals(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -189,6 +201,9 @@ class MeshGeometry:
         self.buffers = self.full.buffers  # (the attributes every level has: the shaders declare them)
         lo, hi = points.min(axis=0), points.max(axis=0)
         self.extent = float(np.max(hi - lo)) if n else 0.0
+        planar = n > 0 and float(hi[2] - lo[2]) <= 1e-9 * max(self.extent, 1e-300)
+        self.rasterable = flat and planar and RASTER and m > 0  # cells from a raster (above)
+        self._raster = None  # (FieldTexture, box): made when a coarse level is first drawn
         e = points[cells[:, 1]] - points[cells[:, 0]] if m else np.zeros((1, 3))
         self.edge = float(np.median(np.linalg.norm(e, axis=1))) if m else 0.0
         self._levels: dict = {}
@@ -214,6 +229,16 @@ class MeshGeometry:
             cell_of = FieldTexture((max(len(cells), 1),))
             cell_of.set_static(np.asarray(cell_ids, np.float32)[order])
         return Level(bufs, index, verts, len(cells), cell_of)
+
+    def raster(self):
+        """(texture of the cell under each texel, its box uniform (cellraster.Raster.box))
+        of a planar cell-coloured mesh, made once."""
+        if self._raster is None:
+            r = cell_raster(self.points[:, :2], self.cells)
+            tex = FieldTexture(r.shape)
+            tex.set_static(r.cells)
+            self._raster = (tex, r.box())
+        return self._raster
 
     def level_for(self, px_per_unit: float | None, density: float = DENSITY) -> Level:
         """The level with about `density` vertices a pixel where the mesh is drawn at
@@ -258,6 +283,9 @@ def _shaders(geom: MeshGeometry, height_loc: str | None, color_loc: str | None):
     else:
         body.append("v_value = 0.0;")
     body.append("v_pos = pos;")
+    rastered = color_loc == "cell" and geom.rasterable
+    if rastered:
+        body.append("v_xy = a_pos.xy;")
     if not geom.heights:
         body.append("v_normal = a_normal;")
     body.append("gl_Position = $transform(vec4(pos, 1.0));")
@@ -270,7 +298,8 @@ uniform vec2 u_rsize;
 uniform vec2 u_z;
 varying float v_value;
 varying vec3 v_pos;
-""" + ("" if geom.heights else "varying vec3 v_normal;\n")
+""" + ("" if geom.heights else "varying vec3 v_normal;\n") + \
+        ("varying vec2 v_xy;\n" if rastered else "")
     vert = glsl.TEXEL + uniforms + "\n".join(attrs) + "\nvoid main() {\n    " \
         + "\n    ".join(body) + "\n}\n"
     normal = ("vec3 n = cross(dFdx(v_pos), dFdy(v_pos));\n"
@@ -285,6 +314,20 @@ varying vec3 v_pos;
                 + "uniform sampler2D u_cellof;\nuniform vec2 u_csize;\n")
         value = ("texture2D(u_value, packed_at(texture2D(u_cellof, packed_at("
                  "float(gl_PrimitiveID), u_csize)).r, u_vsize)).r")
+    # at a coarse level, the cell under the fragment from the raster of the plane (where the
+    # raster has one), else the triangle's own cell as above
+    pick = ""
+    if rastered:
+        if not by_primitive:
+            cell = glsl.TEXEL + "uniform sampler2D u_value;\nuniform vec2 u_vsize;\n"
+        cell += ("uniform sampler2D u_raster;\nuniform vec4 u_rbox;\n"
+                 "uniform float u_rasterize;\nvarying vec2 v_xy;\n")
+        pick = (f"float value = {value};\n"
+                "    if (u_rasterize > 0.5) {\n"
+                "        float c = texture2D(u_raster, (v_xy - u_rbox.xy) * u_rbox.zw).r;\n"
+                "        if (c >= 0.0) value = texture2D(u_value, packed_at(c, u_vsize)).r;\n"
+                "    }\n    ")
+        value = "value"
     frag = cell + glsl.COLORMAP + glsl.SHADE + """
 uniform float u_mode;
 uniform vec4 u_color;
@@ -293,7 +336,7 @@ varying vec3 v_pos;
 """ + ("" if geom.heights else "varying vec3 v_normal;\n") + f"""
 void main() {{
     {normal}
-    vec4 base = u_mode < 0.5 ? colormap({value}) : u_color;
+    {pick}vec4 base = u_mode < 0.5 ? colormap({value}) : u_color;
     gl_FragColor = vec4(shade(base.rgb, n), base.a);
 }}
 """
@@ -308,6 +351,8 @@ class ScalarMeshVisual(_TextureVisual):
         Visual.__init__(self, vcode=vert, fcode=frag)
         self.geom = geom
         self.by_primitive = color_loc == "cell" and geom.by_primitive
+        self.rastered = color_loc == "cell" and geom.rasterable  # cells from the raster
+        self.shape_only = self.rastered or color_loc is None  # (drawn with SHAPE x DENSITY)
         self.bounds_xyz = bounds
         self.pick_level = pick_level  # () -> the Level to draw (the view's choice), or None
         self.level = None
@@ -319,6 +364,10 @@ class ScalarMeshVisual(_TextureVisual):
         if geom.ring is not None:
             p["u_ring"] = geom.ring.texture
             p["u_rsize"] = geom.ring.size
+        if self.rastered:
+            p["u_rasterize"] = 0.0
+            p["u_rbox"] = (0.0, 0.0, 1.0, 1.0)
+            p["u_raster"] = geom.cell_field.texture  # (not read until a coarse level sets it)
         self._draw_mode = "triangles"
         self._use(geom.full)
         self.set_gl_state("opaque", depth_test=True, cull_face=False)
@@ -330,6 +379,12 @@ class ScalarMeshVisual(_TextureVisual):
                 p[k] = buf
             if self.by_primitive:
                 p["u_cellof"], p["u_csize"] = level.cell_of.texture, level.cell_of.size
+            if self.rastered:
+                coarse = level is not self.geom.full
+                if coarse:
+                    tex, box = self.geom.raster()
+                    p["u_raster"], p["u_rbox"] = tex.texture, box
+                p["u_rasterize"] = 1.0 if coarse else 0.0
             self._index_buffer = level.index
             self.level = level
 
@@ -340,7 +395,7 @@ class ScalarMeshVisual(_TextureVisual):
 
     def set_value(self, tex: FieldTexture) -> None:
         self.shared_program["u_value"] = tex.texture
-        if self.by_primitive:
+        if self.by_primitive or self.rastered:
             self.shared_program["u_vsize"] = tex.size
 
     def set_height(self, tex: FieldTexture, zmid: float, zscale: float) -> None:

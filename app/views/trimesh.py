@@ -8,7 +8,9 @@ cells around it; the shown field colours the surface named like it (else the fir
 Positions and topology are uploaded once (meshvisual.py); each frame uploads only the fields'
 values into their textures. A mesh finer than the pixels it covers is drawn from a coarser one
 with about a vertex a pixel (meshvisual.py, "Level of detail"), chosen again when the camera or
-the view changes; the title says so while it is.
+the view changes; the title says so while it is. On a planar mesh the cell colours of a coarse
+level come from a raster of the plane, so they are every cell's, and the title says the
+"shape" comes from fewer vertices.
 """
 from __future__ import annotations
 
@@ -139,13 +141,16 @@ class TriMeshView(View):
         if seen is not None and seen[0] == key and seen[1] is geom:
             return seen[2]
         px = self._px_per_unit(node)
-        level = geom.level_for(px, self.density)
+        # a surface whose colours do not come from its triangles needs fewer of them
+        level = geom.level_for(px, self.density * (meshvisual.SHAPE if node.shape_only
+                                                   else 1.0))
         self._lod[id(geom)] = (key if px is not None else None, geom, level)
         if node is self.coloured_node:
             n = len(geom.points)
             self.geometry = f"geometry {level.vertices} of {n} vertices"
+            how = "shape" if node.rastered else "drawn"  # (colours from every cell)
             self.lod_note = "" if level is geom.full else \
-                f"   [drawn from {level.vertices:,} of {n:,} vertices]"
+                f"   [{how} from {level.vertices:,} of {n:,} vertices]"
         return level
 
     def set_frame(self, frame, field, scale: ColorScale):

@@ -12,7 +12,7 @@ import pytest
 
 vispy = pytest.importorskip("vispy")
 
-from pdestudio.app.views import ColorScale, make_view, meshvisual  # noqa: E402
+from pdestudio.app.views import ColorScale, cellraster, make_view, meshvisual  # noqa: E402
 from pdestudio.app.views.meshvisual import cluster_cells  # noqa: E402
 
 from .test_views import canvas, draw, info_of  # noqa: E402,F401
@@ -107,6 +107,7 @@ def test_far_mesh_draws_fewer_triangles_and_the_same_picture(canvas, monkeypatch
 
 
 def test_colours_of_other_cells_are_caught(canvas, monkeypatch):
+    monkeypatch.setattr(meshvisual, "RASTER", False)  # (the raster's own test: below)
     full, _, _ = picture(canvas, 401, 0.0, 0.5, monkeypatch, "cell")
     wrong, _, _ = picture(canvas, 401, 1.0, 0.5, monkeypatch, "cell", scramble=True)
     differ = np.abs(full - wrong).max(axis=2) > 24
@@ -246,3 +247,104 @@ def test_an_index_buffer_not_following_the_vertex_order_is_caught(canvas, monkey
     wrong = numbered_picture(canvas, monkeypatch, 1, "node", wrong_rank=True)
     differ = np.abs(ordered - wrong).max(axis=2) > 24
     assert differ.mean() > 0.05
+
+
+# ---- colours from the raster of the plane (cellraster.py) ---------------------------------------
+def inside(pts, cells, cell, xy, tol=1e-9):
+    """Whether each point `xy` lies in (or on) its triangle `cell`."""
+    t = pts[cells[cell], :2]
+    e = [(t[:, b, 0] - t[:, a, 0]) * (xy[:, 1] - t[:, a, 1])
+         - (t[:, b, 1] - t[:, a, 1]) * (xy[:, 0] - t[:, a, 0]) for a, b in ((0, 1), (1, 2), (2, 0))]
+    e = np.stack(e, axis=1)
+    return (e >= -tol).all(axis=1) | (e <= tol).all(axis=1)
+
+
+def test_each_texel_of_the_raster_holds_the_cell_under_its_centre():
+    pts, cells = plane(121, jitter=0.3)
+    # a hole (the cells of a square removed) and a few large cells (a graded mesh's) on top
+    c = pts[cells].mean(axis=1)
+    keep = ~((np.abs(c[:, 0] - 0.3) < 0.1) & (np.abs(c[:, 1] - 0.6) < 0.1))
+    cells = cells[keep]
+    big_pts = np.array([[1.2, 0.0, 0.0], [1.8, 0.1, 0.0], [1.5, 0.9, 0.0]])
+    cells = np.concatenate([cells, [[len(pts), len(pts) + 1, len(pts) + 2]]])
+    pts = np.concatenate([pts, big_pts])
+    r = cellraster.cell_raster(pts[:, :2], cells)
+    rows, cols = r.shape
+    assert 4 * 0.8 * len(cells) < rows * cols   # about four texels a cell and the margins
+    j, i = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+    xy = np.column_stack([r.lo[0] + (i.ravel() + 0.5) * r.spacing,
+                          r.lo[1] + (j.ravel() + 0.5) * r.spacing])
+    cell = r.cells.ravel().astype(np.int64)
+    hit = cell >= 0
+    assert inside(pts, cells, cell[hit], xy[hit]).all()
+    # texels of no cell: in the hole, between the two parts, or beyond the edges, none inside
+    # a cell (any cell's centre test: the mesh has few enough for all pairs near them)
+    miss = xy[~hit]
+    in_hole = (np.abs(miss[:, 0] - 0.3) < 0.09) & (np.abs(miss[:, 1] - 0.6) < 0.09)
+    assert in_hole.sum() > 0.8 * (0.18 / r.spacing) ** 2
+    assert not inside(pts, cells, np.full(len(miss), len(cells) - 1), miss).any()
+    # every cell of the regular part holds a texel; the large one many
+    counts = np.bincount(cell[hit], minlength=len(cells))
+    assert (counts[:-1] > 0).mean() > 0.99 and counts[-1] > 0.27 / r.spacing ** 2 * 0.9
+
+
+def raster_picture(canvas, monkeypatch, density, heights, zoom=0.5, scramble=False):
+    """(pixels below the title, the coloured node) of a 201² planar mesh coloured by a cell
+    field, far away (`zoom`), drawn with DENSITY `density`; `scramble`: the raster's cells
+    are others (the test's own check)."""
+    monkeypatch.setattr(meshvisual, "DENSITY", density)
+    if scramble:
+        real = cellraster.cell_raster
+
+        def wrong(xy, cells):
+            r = real(xy, cells)
+            perm = np.random.default_rng(3).permutation(len(cells)).astype(np.float32)
+            r.cells = np.where(r.cells >= 0, perm[r.cells.astype(np.int64)], -1.0)
+            return r
+        monkeypatch.setattr(meshvisual, "cell_raster", wrong)
+    pts, cells = plane(201, jitter=0.3)
+    at = pts[cells].mean(axis=1)
+    fields = {"u": bumps_at(at)}
+    surfaces = ()
+    if heights:
+        fields["h"] = (0.3 * bumps_at(at[:, ::-1])).astype(np.float32)
+        surfaces = ("u", "h")
+    mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
+    view = make_view(canvas, info_of(mesh, fields, surfaces=surfaces, location="cell"))
+    try:
+        draw(canvas, view, fields, "u", ColorScale())
+        view.autofit.fitted = None
+        view.vb.camera.distance /= zoom
+        for _ in range(2):
+            img = draw(canvas, view, fields, "u", ColorScale())
+        return img[40:], view.coloured_node, view.title.text
+    finally:
+        view.remove()
+
+
+@pytest.mark.parametrize("heights", [False, True])
+def test_a_coarse_level_takes_its_colours_from_every_cell(canvas, monkeypatch, heights):
+    """A planar cell-coloured mesh seen from afar: drawn from a coarse level at SHAPE times
+    a vertex a pixel (here 41 % of the triangles; coloured flat, its level of a vertex a pixel
+    would keep more than WORTH of them, so the whole mesh was drawn), its colours from the
+    raster, the picture is the full mesh's to a few pixels."""
+    full, n0, _ = raster_picture(canvas, monkeypatch, 0.0, heights)
+    lod, n1, title = raster_picture(canvas, monkeypatch, 1.0, heights)
+    monkeypatch.setattr(meshvisual, "RASTER", False)
+    _, n2, _ = raster_picture(canvas, monkeypatch, 1.0, heights)
+    assert n0.level is n0.geom.full and n1.rastered and not n2.rastered
+    assert n1.level.triangles <= 0.5 * n2.level.triangles, \
+        (n1.level.triangles, n2.level.triangles)
+    assert "[shape from " in title
+    drawn = np.abs(full - full[0, 0]).max(axis=2) > 24
+    assert drawn.mean() > 0.03
+    differ = np.abs(full - lod).max(axis=2) > 24
+    assert differ.mean() < 0.002, f"{differ.mean():.4f} of the pixels differ"
+
+
+def test_a_raster_of_other_cells_is_caught(canvas, monkeypatch):
+    full, _, _ = raster_picture(canvas, monkeypatch, 0.0, False)
+    wrong, node, _ = raster_picture(canvas, monkeypatch, 1.0, False, scramble=True)
+    assert node.rastered and node.level is not node.geom.full
+    differ = np.abs(full - wrong).max(axis=2) > 24
+    assert differ.mean() > 0.02
