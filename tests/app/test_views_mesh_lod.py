@@ -139,6 +139,21 @@ def test_the_title_says_when_fewer_vertices_are_drawn(canvas, monkeypatch):
         view.remove()
 
 
+def cell_mesh_view(canvas, n, heights):
+    """(view, fields) of an n² planar mesh coloured by a cell field (bumps at the centroids),
+    seen as two height surfaces of cell fields (heights) or flat from above."""
+    pts, cells = plane(n, jitter=0.3)
+    at = pts[cells].mean(axis=1)
+    fields = {"u": bumps_at(at)}
+    surfaces = ()
+    if heights:
+        fields["h"] = (0.3 * bumps_at(at[:, ::-1])).astype(np.float32)
+        surfaces = ("u", "h")
+    mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
+    view = make_view(canvas, info_of(mesh, fields, surfaces=surfaces, location="cell"))
+    return view, fields
+
+
 def cell_picture(canvas, monkeypatch, by_primitive: bool, heights: bool, density=0.0,
                  scramble=False):
     """(pixels below the title, the coloured surface's geometry) of a 161² planar mesh
@@ -156,15 +171,7 @@ def cell_picture(canvas, monkeypatch, by_primitive: bool, heights: bool, density
         def wrong(self, cells, cell_ids, shared):
             return real_level(self, cells, np.roll(np.asarray(cell_ids), 37), shared)
         monkeypatch.setattr(meshvisual.MeshGeometry, "_level", wrong)
-    pts, cells = plane(161, jitter=0.3)
-    at = pts[cells].mean(axis=1)
-    fields = {"u": bumps_at(at)}
-    surfaces = ()
-    if heights:
-        fields["h"] = (0.3 * bumps_at(at[:, ::-1])).astype(np.float32)
-        surfaces = ("u", "h")
-    mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
-    view = make_view(canvas, info_of(mesh, fields, surfaces=surfaces, location="cell"))
+    view, fields = cell_mesh_view(canvas, 161, heights)
     try:
         for _ in range(2):
             img = draw(canvas, view, fields, "u", ColorScale())
@@ -302,15 +309,7 @@ def raster_picture(canvas, monkeypatch, density, heights, zoom=0.5, scramble=Fal
             r.cells = np.where(r.cells >= 0, perm[r.cells.astype(np.int64)], -1.0)
             return r
         monkeypatch.setattr(meshvisual, "cell_raster", wrong)
-    pts, cells = plane(201, jitter=0.3)
-    at = pts[cells].mean(axis=1)
-    fields = {"u": bumps_at(at)}
-    surfaces = ()
-    if heights:
-        fields["h"] = (0.3 * bumps_at(at[:, ::-1])).astype(np.float32)
-        surfaces = ("u", "h")
-    mesh = SimpleNamespace(kind="triangles", points=pts, cells=cells)
-    view = make_view(canvas, info_of(mesh, fields, surfaces=surfaces, location="cell"))
+    view, fields = cell_mesh_view(canvas, 201, heights)
     try:
         draw(canvas, view, fields, "u", ColorScale())
         view.autofit.fitted = None
