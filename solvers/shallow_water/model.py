@@ -213,8 +213,9 @@ class _ShallowWaterBase(Simulation):
         out.update(self._derived())  # callables: computed when asked for (Simulation)
         if self.geometry == "grid":
             return out
-        r = self._rank
-        return {k: (lambda v=v: v()[r]) if callable(v) else v[r] for k, v in out.items()}
+        r = self._rank  # (each field renumbered only when asked for: a frame takes two or three)
+        return {k: (lambda v=v: v()[r]) if callable(v) else (lambda v=v: v[r])
+                for k, v in out.items()}
 
     def _internal_index(self, field, ext):
         return ext if self.geometry == "grid" else np.asarray(self.tables.rank)[ext]

@@ -442,12 +442,9 @@ class FusedPositiveChemotaxis(FusedEuler):
         GRAPH_STEPS as CUDA graphs; one host wait."""
         count = self.clock.arm(count, t, t_end)
         k = 0
-        if self._cur != 0:  # graphs start on λ slot 0 and an even step index
-            self._queue(k, np.inf)
-            k += 1
         stream = self.cp.cuda.get_current_stream()
-        while count - k >= GRAPH_STEPS and k % 2 == 0:
-            graph = self._clocked_graph()
+        while count - k >= GRAPH_STEPS:  # (from either λ slot and clock parity)
+            graph = self._clocked_graph(k % 2)
             if graph is None:
                 break
             graph.launch(stream)
@@ -456,18 +453,20 @@ class FusedPositiveChemotaxis(FusedEuler):
             self._queue(k, np.inf)
         return self.clock.finish(count, t, t_end)
 
-    def _clocked_graph(self):
+    def _clocked_graph(self, parity: int):
+        """GRAPH_STEPS clocked steps from the current λ slot, the first at a step index of
+        `parity` in the batch (both come back after an even number of steps)."""
         if self._graphs is None:
             self._graphs = GraphCache(self.cp, GRAPH_STEPS)
         state = self.sim.state
         key = (int(state["cells"].data.ptr), int(state["chemo"].data.ptr), self.args,
-               float(self.sim.dt), self._cur)
+               float(self.sim.dt), self._cur, parity)
 
         def queue(n):
             for k in range(n):
-                self._queue(k, np.inf)
+                self._queue(parity + k, np.inf)
 
         def restore():
-            self._cur = key[-1]
+            self._cur = key[-2]
 
         return self._graphs.get(key, queue, restore)

@@ -205,8 +205,8 @@ class SurfaceRD(Simulation):
             self._inv_dev = self.xp.asarray(self._inverse)
         return self._inv_dev
 
-    def _fields(self) -> dict:
-        return {k: self._external(v) for k, v in self.state.items()}
+    def _fields(self) -> dict:  # (renumbered only when asked for)
+        return {k: (lambda v=v: self._external(v)) for k, v in self.state.items()}
 
     def _internal_index(self, field, ext):
         return ext if self._inverse is None else np.asarray(self._inverse)[ext]

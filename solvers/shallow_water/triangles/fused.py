@@ -132,12 +132,9 @@ class TriFused(SchemeBase):
         clk = self._clock
         count = clk.arm(count, t, t_end)
         i = 0
-        if self._cur != 0:  # graphs start on slot 0 (the slots alternate by step)
-            self._queue_clocked(i)
-            i += 1
         stream = cp.cuda.get_current_stream()
-        while count - i >= GRAPH_STEPS and i % 2 == 0:
-            graph = self._graph()
+        while count - i >= GRAPH_STEPS:  # (from either Δt slot and clock parity: a run after
+            graph = self._graph(i % 2)    # an odd number of steps replays graphs too)
             if graph is None:
                 break
             graph.launch(stream)
@@ -156,15 +153,18 @@ class TriFused(SchemeBase):
         self.k_clock((1,), (1,), (cur, *self._clock.args(i)))
         self._queue_update(W, np.inf)
 
-    def _graph(self):
-        """The CUDA graph of GRAPH_STEPS clocked steps on the current buffers and cfl (steps
-        start at slot 0 and at an even step index; GRAPH_STEPS is even, so both come back)."""
+    def _graph(self, parity: int):
+        """The CUDA graph of GRAPH_STEPS clocked steps on the current buffers and cfl, from
+        the current Δt slot and a step index of `parity` in the batch (the clock records
+        alternate by step index; GRAPH_STEPS is even, so the slot and the parity come back).
+        Until 2026-11-27 graphs started on slot 0 and an even index only, so after any odd
+        run (the window's first step) every step was launched from Python."""
         key = (int(self.sim.W.data.ptr), int(self.sim.state["H"].data.ptr),
-               float(self.sim.params["cfl"]), self._cur)
+               float(self.sim.params["cfl"]), self._cur, parity)
 
         def queue(n):
             for k in range(n):
-                self._queue_clocked(k)
+                self._queue_clocked(parity + k)
 
         def restore():
             self._cur = key[3]

@@ -158,6 +158,11 @@ def test_positive_batched_run_equals_single_steps_with_adaptive_steps():
         sim.advance(0.37)
         sim.step(7)
         sim.advance(sim.t + 1.3)
+        for _ in range(2):  # (an odd run: the next starts on the other λ slot)
+            sim.step(1)
+            sim.step(64)
+    # graphs replayed from both λ slots (an odd run before a batch no longer stops them)
+    assert {k[-2] for k in batched.scheme._graphs.graphs} == {0, 1}, batched.scheme._graphs.failed
     assert (batched.t, batched.steps) == (single.t, single.steps)
     for k, v in single.fields().items():
         np.testing.assert_array_equal(batched.fields()[k], v)
