@@ -48,9 +48,8 @@ def spacing_for(xy: np.ndarray, cells: np.ndarray) -> tuple[float, np.ndarray, t
     texels a median cell, within MAX_SIDE and MAX_TEXELS."""
     lo, hi = xy.min(axis=0), xy.max(axis=0)
     span = np.maximum(hi - lo, 1e-300)
-    p = xy[cells]
-    area = 0.5 * np.abs((p[:, 1, 0] - p[:, 0, 0]) * (p[:, 2, 1] - p[:, 0, 1])
-                        - (p[:, 1, 1] - p[:, 0, 1]) * (p[:, 2, 0] - p[:, 0, 0]))
+    (ax, ay), (bx, by), (cx, cy) = ((xy[cells[:, k], 0], xy[cells[:, k], 1]) for k in range(3))
+    area = 0.5 * np.abs((bx - ax) * (cy - ay) - (by - ay) * (cx - ax))
     area = area[area > 0]
     h = float(np.sqrt(np.median(area) / TEXELS_PER_CELL)) if len(area) else float(span.max())
     h = max(h, float(span.max()) / MAX_SIDE, float(np.sqrt(span[0] * span[1] / MAX_TEXELS)))
@@ -71,22 +70,24 @@ def cell_raster(xy: np.ndarray, cells: np.ndarray) -> Raster:
 
 def _fill(out, xy, cells, first: int, h: float, lo) -> None:
     rows, cols = out.shape
-    # corners in texel-centre units: texel centre (i, j) is the point (i, j)
-    px = (xy[:, 0][cells] - lo[0]) / h - 0.5
-    py = (xy[:, 1][cells] - lo[1]) / h - 0.5
-    i0 = np.maximum(np.ceil(px.min(axis=1)), 0).astype(np.int64)
-    j0 = np.maximum(np.ceil(py.min(axis=1)), 0).astype(np.int64)
-    ni = np.minimum(np.floor(px.max(axis=1)), cols - 1).astype(np.int64) - i0 + 1
-    nj = np.minimum(np.floor(py.max(axis=1)), rows - 1).astype(np.int64) - j0 + 1
-    x = px - i0[:, None]  # relative to the triangle's first texel centre
-    y = py - j0[:, None]
-    area2 = (x[:, 1] - x[:, 0]) * (y[:, 2] - y[:, 0]) - (y[:, 1] - y[:, 0]) * (x[:, 2] - x[:, 0])
+    # corners in texel-centre units (texel centre (i, j) is the point (i, j)), a column each
+    px = [(xy[cells[:, k], 0] - lo[0]) / h - 0.5 for k in range(3)]
+    py = [(xy[cells[:, k], 1] - lo[1]) / h - 0.5 for k in range(3)]
+    lo_x, hi_x = np.minimum(np.minimum(*px[:2]), px[2]), np.maximum(np.maximum(*px[:2]), px[2])
+    lo_y, hi_y = np.minimum(np.minimum(*py[:2]), py[2]), np.maximum(np.maximum(*py[:2]), py[2])
+    i0 = np.maximum(np.ceil(lo_x), 0).astype(np.int64)
+    j0 = np.maximum(np.ceil(lo_y), 0).astype(np.int64)
+    ni = np.minimum(np.floor(hi_x), cols - 1).astype(np.int64) - i0 + 1
+    nj = np.minimum(np.floor(hi_y), rows - 1).astype(np.int64) - j0 + 1
+    x = [c - i0 for c in px]  # relative to the triangle's first texel centre
+    y = [c - j0 for c in py]
+    area2 = (x[1] - x[0]) * (y[2] - y[0]) - (y[1] - y[0]) * (x[2] - x[0])
     sign = np.sign(area2)  # counter-clockwise: the inside is left of every edge
     ok = (sign != 0) & (ni > 0) & (nj > 0)
     # edge k from corner k to k + 1: e_k(u, v) = A u + B v + C >= 0 inside
     edges = []
     for k in range(3):
-        ax, ay, bx, by = x[:, k], y[:, k], x[:, (k + 1) % 3], y[:, (k + 1) % 3]
+        ax, ay, bx, by = x[k], y[k], x[(k + 1) % 3], y[(k + 1) % 3]
         A, B = (ay - by) * sign, (bx - ax) * sign
         edges.append((A, B, -(A * ax + B * ay)))
     ids = (first + np.arange(len(cells))).astype(np.float32)
