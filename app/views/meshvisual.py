@@ -32,11 +32,14 @@ Colours from every cell at a coarse level: on a planar mesh (heights over a plan
 a cell-coloured surface drawn from a coarser level finds each fragment's cell in a raster of the
 plane (cellraster.py: the cell under each texel, texels a third of a cell), so its colours are
 the full mesh's while its triangles give only the shape and shading. Such a surface, and one in
-a fixed colour, is drawn with SHAPE times DENSITY vertices a pixel.
+a fixed colour, is drawn with SHAPE times DENSITY vertices a pixel. The raster is made on a
+worker thread (a second for a million cells), so the first frames of a large mesh do not wait
+for it: until it is there, the surface is drawn as without one.
 """
 from __future__ import annotations
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from vispy import gloo
@@ -63,6 +66,8 @@ RASTER = os.environ.get("PDESTUDIO_MESH_RASTER", "1") != "0"  # 0: coarse cells 
 # planar mesh's cells from the raster, or a fixed colour): the shape and shading are all they
 # give (docs/BENCHMARKS.md, "Cell colours from a raster")
 SHAPE = 0.5
+RASTER_WAIT = False  # True: the raster is made when first asked for, not on the worker thread
+_WORKER: list = []   # the worker thread's executor, made when first needed
 
 
 def vertex_normals(points: np.ndarray, cells: np.ndarray) -> np.ndarray:
@@ -145,6 +150,24 @@ def primitive_ids(canvas, cells: int) -> bool:
         gl_extension(canvas, "GL_EXT_gpu_shader4") is True
 
 
+class _Done:
+    """A job done at once, with a future's `done` and `result`."""
+
+    def __init__(self, fn, *args):
+        try:
+            self._value, self._error = fn(*args), None
+        except Exception as e:  # noqa: BLE001  (raised by `result`, as a future would)
+            self._value, self._error = None, e
+
+    def done(self) -> bool:
+        return True
+
+    def result(self):
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
 class Level:
     """The buffers one level of detail draws: attributes, index (None: un-indexed), the
     vertices and triangles it has; `cell_of`: the cell of each triangle in draw order (a
@@ -203,7 +226,8 @@ class MeshGeometry:
         self.extent = float(np.max(hi - lo)) if n else 0.0
         planar = n > 0 and float(hi[2] - lo[2]) <= 1e-9 * max(self.extent, 1e-300)
         self.rasterable = flat and planar and RASTER and m > 0  # cells from a raster (above)
-        self._raster = None  # (FieldTexture, box): made when a coarse level is first drawn
+        self._raster = None  # (FieldTexture, box) once made (`raster`)
+        self.raster_job = None  # the worker's future of the cellraster.Raster
         e = points[cells[:, 1]] - points[cells[:, 0]] if m else np.zeros((1, 3))
         self.edge = float(np.median(np.linalg.norm(e, axis=1))) if m else 0.0
         self._levels: dict = {}
@@ -232,12 +256,28 @@ class MeshGeometry:
 
     def raster(self):
         """(texture of the cell under each texel, its box uniform (cellraster.Raster.box))
-        of a planar cell-coloured mesh, made once."""
-        if self._raster is None:
-            r = cell_raster(self.points[:, :2], self.cells)
-            tex = FieldTexture(r.shape)
-            tex.set_static(r.cells)
-            self._raster = (tex, r.box())
+        of a planar cell-coloured mesh once made, else None: the first call starts making it
+        on the worker thread (at once where RASTER_WAIT); a failure there (memory) leaves the
+        mesh without one."""
+        if self._raster is not None or not self.rasterable:
+            return self._raster
+        if self.raster_job is None:
+            if RASTER_WAIT:
+                self.raster_job = _Done(cell_raster, self.points[:, :2], self.cells)
+            else:
+                if not _WORKER:
+                    _WORKER.append(ThreadPoolExecutor(1, thread_name_prefix="cell-raster"))
+                self.raster_job = _WORKER[0].submit(cell_raster, self.points[:, :2], self.cells)
+        if not self.raster_job.done():
+            return None
+        try:
+            r = self.raster_job.result()
+        except Exception:  # noqa: BLE001  (no raster: the flat colours of the levels)
+            self.rasterable = False
+            return None
+        tex = FieldTexture(r.shape)
+        tex.set_static(r.cells)
+        self._raster = (tex, r.box())
         return self._raster
 
     def level_for(self, px_per_unit: float | None, density: float = DENSITY) -> Level:
@@ -352,6 +392,7 @@ class ScalarMeshVisual(_TextureVisual):
         self.geom = geom
         self.by_primitive = color_loc == "cell" and geom.by_primitive
         self.rastered = color_loc == "cell" and geom.rasterable  # cells from the raster
+        self._raster_on = False
         self.shape_only = self.rastered or color_loc is None  # (drawn with SHAPE x DENSITY)
         self.bounds_xyz = bounds
         self.pick_level = pick_level  # () -> the Level to draw (the view's choice), or None
@@ -379,14 +420,17 @@ class ScalarMeshVisual(_TextureVisual):
                 p[k] = buf
             if self.by_primitive:
                 p["u_cellof"], p["u_csize"] = level.cell_of.texture, level.cell_of.size
-            if self.rastered:
-                coarse = level is not self.geom.full
-                if coarse:
-                    tex, box = self.geom.raster()
-                    p["u_raster"], p["u_rbox"] = tex.texture, box
-                p["u_rasterize"] = 1.0 if coarse else 0.0
             self._index_buffer = level.index
             self.level = level
+        if self.rastered:  # a coarse level's colours from the raster, once it is there
+            on = level is not self.geom.full and self.geom.raster() is not None
+            if on != self._raster_on:
+                p = self.shared_program
+                if on:
+                    tex, box = self.geom.raster()
+                    p["u_raster"], p["u_rbox"] = tex.texture, box
+                p["u_rasterize"] = 1.0 if on else 0.0
+                self._raster_on = on
 
     def draw(self):
         if self.visible and self.pick_level is not None:

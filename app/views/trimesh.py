@@ -136,19 +136,20 @@ class TriMeshView(View):
         surfaces' geometries choose at the same size on the screen."""
         node = node if node is not None else self.coloured_node
         geom = node.geom
-        key = self._lod_key()
+        # a surface whose colours do not come from its triangles needs fewer of them: a fixed
+        # colour, or cells from the raster once it is made (meshvisual.py)
+        shape = node.shape_only and (not node.rastered or geom.raster() is not None)
+        key = (self._lod_key(), shape)
         seen = self._lod.get(id(geom))
         if seen is not None and seen[0] == key and seen[1] is geom:
             return seen[2]
         px = self._px_per_unit(node)
-        # a surface whose colours do not come from its triangles needs fewer of them
-        level = geom.level_for(px, self.density * (meshvisual.SHAPE if node.shape_only
-                                                   else 1.0))
+        level = geom.level_for(px, self.density * (meshvisual.SHAPE if shape else 1.0))
         self._lod[id(geom)] = (key if px is not None else None, geom, level)
         if node is self.coloured_node:
             n = len(geom.points)
             self.geometry = f"geometry {level.vertices} of {n} vertices"
-            how = "shape" if node.rastered else "drawn"  # (colours from every cell)
+            how = "shape" if node.rastered and shape else "drawn"  # (colours from every cell)
             self.lod_note = "" if level is geom.full else \
                 f"   [{how} from {level.vertices:,} of {n:,} vertices]"
         return level

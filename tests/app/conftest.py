@@ -28,3 +28,15 @@ def fake_models(monkeypatch):
     for cls in FAKES:
         monkeypatch.setitem(registry._MODELS, cls.model, cls)
     return [c.model for c in FAKES]
+
+
+@pytest.fixture(autouse=True)
+def raster_at_once(monkeypatch):
+    """Meshes' cell rasters made when first asked for rather than on the worker thread, so a
+    picture does not depend on when the thread finished (tests/app/test_views_mesh_lod.py
+    tests the thread itself)."""
+    try:
+        from pdestudio.app.views import meshvisual
+    except Exception:  # noqa: BLE001  (no VisPy: no views to draw)
+        return
+    monkeypatch.setattr(meshvisual, "RASTER_WAIT", True)

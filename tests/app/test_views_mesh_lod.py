@@ -347,3 +347,42 @@ def test_a_raster_of_other_cells_is_caught(canvas, monkeypatch):
     assert node.rastered and node.level is not node.geom.full
     differ = np.abs(full - wrong).max(axis=2) > 24
     assert differ.mean() > 0.02
+
+
+def test_the_raster_is_made_on_a_worker_thread(canvas, monkeypatch):
+    """The first frames of a large mesh do not wait for its raster: until the worker thread
+    made it, the cell-coloured surface is drawn as without one (flat-coloured levels of a
+    vertex a pixel); the next frame after it is there takes the coarser level and the colours
+    of every cell."""
+    import threading
+    monkeypatch.setattr(meshvisual, "RASTER_WAIT", False)
+    release = threading.Event()
+    real = cellraster.cell_raster
+
+    def slow(xy, cells):
+        assert threading.current_thread() is not threading.main_thread()
+        release.wait(30)
+        return real(xy, cells)
+    monkeypatch.setattr(meshvisual, "cell_raster", slow)
+    monkeypatch.setattr(meshvisual, "DENSITY", 1.0)
+    view, fields = cell_mesh_view(canvas, 201, False)
+    try:
+        draw(canvas, view, fields, "u", ColorScale())
+        view.autofit.fitted = None
+        view.vb.camera.distance /= 0.5
+        before = draw(canvas, view, fields, "u", ColorScale())[40:]
+        node = view.coloured_node
+        assert node.geom.raster_job is not None and not node.geom.raster_job.done()
+        assert node.level is node.geom.full and "[shape" not in view.title.text
+        release.set()
+        node.geom.raster_job.result(timeout=60)
+        after = None
+        for _ in range(2):  # (the title tells the level its last draw chose)
+            after = draw(canvas, view, fields, "u", ColorScale())[40:]
+        assert node.rastered and node.level is not node.geom.full
+        assert "[shape from " in view.title.text
+        differ = np.abs(before - after).max(axis=2) > 24
+        assert differ.mean() < 0.002, f"{differ.mean():.4f} of the pixels differ"
+    finally:
+        release.set()
+        view.remove()
