@@ -39,7 +39,7 @@ for it: until it is there, the surface is drawn as without one.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from vispy import gloo
@@ -150,24 +150,6 @@ def primitive_ids(canvas, cells: int) -> bool:
         gl_extension(canvas, "GL_EXT_gpu_shader4") is True
 
 
-class _Done:
-    """A job done at once, with a future's `done` and `result`."""
-
-    def __init__(self, fn, *args):
-        try:
-            self._value, self._error = fn(*args), None
-        except Exception as e:  # noqa: BLE001  (raised by `result`, as a future would)
-            self._value, self._error = None, e
-
-    def done(self) -> bool:
-        return True
-
-    def result(self):
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 class Level:
     """The buffers one level of detail draws: attributes, index (None: un-indexed), the
     vertices and triangles it has; `cell_of`: the cell of each triangle in draw order (a
@@ -263,7 +245,11 @@ class MeshGeometry:
             return self._raster
         if self.raster_job is None:
             if RASTER_WAIT:
-                self.raster_job = _Done(cell_raster, self.points[:, :2], self.cells)
+                self.raster_job = Future()
+                try:
+                    self.raster_job.set_result(cell_raster(self.points[:, :2], self.cells))
+                except Exception as e:  # noqa: BLE001  (as the worker's future would hold it)
+                    self.raster_job.set_exception(e)
             else:
                 if not _WORKER:
                     _WORKER.append(ThreadPoolExecutor(1, thread_name_prefix="cell-raster"))
@@ -423,12 +409,12 @@ class ScalarMeshVisual(_TextureVisual):
             self._index_buffer = level.index
             self.level = level
         if self.rastered:  # a coarse level's colours from the raster, once it is there
-            on = level is not self.geom.full and self.geom.raster() is not None
+            got = self.geom.raster() if level is not self.geom.full else None
+            on = got is not None
             if on != self._raster_on:
                 p = self.shared_program
                 if on:
-                    tex, box = self.geom.raster()
-                    p["u_raster"], p["u_rbox"] = tex.texture, box
+                    p["u_raster"], p["u_rbox"] = got[0].texture, got[1]
                 p["u_rasterize"] = 1.0 if on else 0.0
                 self._raster_on = on
 
