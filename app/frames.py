@@ -15,8 +15,10 @@ import numpy as np
 
 # the solver thread's pace (app/worker.py; the benchmarks' screen loop follows it too)
 MAX_FPS = 60.0         # frames produced per second at most (steps per frame sets the speed)
-AUTO_FRAME_S = 1 / 32  # stepping time per frame with steps per frame = auto (about 30 frames/s
-#                       with the hand-over: CallSizer sizes the calls so that a frame lands on it)
+AUTO_FRAME_S = 1 / 31  # a frame's time with steps per frame = auto, its hand-over included (31
+#                       frames/s: 3 % above 30): the frame's stepping is this less the time the
+#                       solver thread spends on a frame outside its calls (FramePacer.stepped),
+#                       and CallSizer sizes the calls so that the stepping lands on it
 # The GIL switch interval of the window's process, by the solver's backend (`switch_interval`, set
 # when the solver thread adopts a simulation: app/solver_loop.py; the notebook's view and the
 # benchmarks' screen loops too): a thread that wants the GIL waits up to this long behind the
@@ -38,9 +40,9 @@ PACES = ("smooth", "fast solver")
 
 
 class FramePacer:
-    """How often the solver thread hands a frame over. 'smooth': a frame each AUTO_FRAME_S of
-    stepping (about 30 frames/s) with steps per frame = auto, up to MAX_FPS with a fixed number
-    of steps a frame. 'fast solver':
+    """How often the solver thread hands a frame over. 'smooth': a frame each AUTO_FRAME_S in
+    all (31 frames/s) with steps per frame = auto, up to MAX_FPS with a fixed number of steps a
+    frame. 'fast solver':
     an adaptive cap, so that drawing takes at most `share` of the time: the screen and the solver
     share one GPU (OpenGL and CUDA contexts take turns), and a frame costs the solver about the
     wall time the screen spends on it; the cap is share / (that time, smoothed), between MIN_FPS
@@ -53,11 +55,15 @@ class FramePacer:
 
     MIN_FPS = 2.0
     DRAWS = 5
+    ASIDES = 9
 
     def __init__(self, mode: str = "smooth", share: float = 0.1):
         self.mode, self.share = "smooth", share
         self.draw_s: float | None = None
         self._draws: deque = deque(maxlen=self.DRAWS)
+        self.aside_s = 0.0
+        self._asides: deque = deque(maxlen=self.ASIDES)
+        self._end: float | None = None
         self.set_mode(mode)
 
     def set_mode(self, mode: str) -> None:
@@ -77,10 +83,33 @@ class FramePacer:
             return MAX_FPS
         return min(MAX_FPS, max(self.MIN_FPS, self.share / self.draw_s))
 
+    def stepped(self, start: float, end: float) -> None:
+        """A frame's stepping ran from `start` to `end` (time.perf_counter): the time since the
+        previous frame's stepping ended (its hand-over, commands) is set aside in the next
+        frames, so that a frame lasts its period in all: the mean of the last ASIDES (their
+        median missed the longer hand-overs of frames made while the screen held the GIL:
+        30.3 frames/s where 31 were asked), leaving out any longer than a quarter of the
+        period (a frame that waited for something else does not shorten the next ones)."""
+        if self._end is not None and 0 <= start - self._end <= 0.25 * self.period_s:
+            self._asides.append(start - self._end)
+            self.aside_s = sum(self._asides) / len(self._asides)
+        self._end = end
+
+    def restart(self) -> None:
+        """Stepping paused (or a new simulation): the next frame has no previous one."""
+        self._end = None
+
+    @property
+    def period_s(self) -> float:
+        """A frame's time in all: the longer of AUTO_FRAME_S and the interval the cap leaves."""
+        return max(AUTO_FRAME_S, 1.0 / self.fps)
+
     @property
     def frame_s(self) -> float:
-        """Stepping time per frame: the longer of AUTO_FRAME_S and the interval the cap leaves."""
-        return max(AUTO_FRAME_S, 1.0 / self.fps)
+        """Stepping time per frame: the period less the time set aside for the rest of a frame
+        (at most half of it)."""
+        period = self.period_s
+        return period - min(self.aside_s, 0.5 * period)
 
     CALL_MAX_S = 0.1  # the longest call into the solver (commands wait for it to end)
 
@@ -181,8 +210,23 @@ def steps_for(rate: float, seconds: float) -> int:
     n = int(rate * seconds) if rate > 0 else 1
     if n < 8:
         return max(1, n)
-    q = 1 << ((n // 8).bit_length() - 1)
+    q = _granule(n)
     return (n + q // 2) // q * q
+
+
+def _granule(n: int) -> int:
+    return 1 << ((n // 8).bit_length() - 1)
+
+
+def steps_between(rate: float, seconds: float) -> tuple[int, int]:
+    """The two step counts of `steps_for`'s kind (multiples of its power of two; at least 1)
+    on either side of `seconds` of steps at `rate` steps/s."""
+    n = int(rate * seconds) if rate > 0 else 1
+    if n < 8:
+        return max(1, n), max(1, n) + (1 if rate * seconds > n else 0)
+    q = _granule(n)
+    lo = n // q * q
+    return lo, lo + q if lo < rate * seconds else lo
 
 
 class CallSizer:
@@ -192,32 +236,42 @@ class CallSizer:
     frame takes `chunk` steps, sized from the last call's rate to last `call_s`; a frame that
     still has more than LAND of its time left gets one more call sized to the rest. The chunk
     grows at most GROW times a call (the first calls of a run are slow: kernels compile, graphs
-    are captured) and shrinks at once (docs/BENCHMARKS.md, "Issue 25 on the H100")."""
+    are captured) and shrinks at once (docs/BENCHMARKS.md, "Issue 25 on the H100").
+
+    A chunk is a multiple of a power of two (`steps_between`), up to 12 % from `call_s`; of the
+    two multiples around it, the one is taken that brings the time the frames so far ran over
+    or under their stepping time (`debt`) nearest zero, so that on average frames come at
+    their rate (rounding to the nearest multiple alone made the two-layer model's
+    frames 6 % long at one rate: 29.5 frames/s)."""
 
     GROW = 4
     LAND = 0.15
+    DEBT_MAX = 0.25  # of frame_s: a slow first frame (compiling) is not paid back for long
 
     def __init__(self):
         self.chunk = 1
         self.rate = 0.0
+        self.debt = 0.0
 
     def called(self, steps: int, wall: float, call_s: float) -> None:
         """A call of `steps` took `wall` seconds: the rate, and the next frame's first call."""
         if wall > 0 and steps > 0:
             self.rate = steps / wall
-            self.chunk = max(1, min(steps_for(self.rate, call_s), self.GROW * max(steps,
-                                                                                  self.chunk)))
+            lo, hi = steps_between(self.rate, call_s)
+            over = self.debt - call_s
+            k = lo if abs(over + lo / self.rate) <= abs(over + hi / self.rate) else hi
+            self.chunk = max(1, min(k, self.GROW * max(steps, self.chunk)))
 
     def next(self, steps: int, elapsed: float, frame_s: float) -> int:
         """Steps for the next call of a frame that took `steps` steps in `elapsed` seconds of
         its `frame_s`; 0 ends the frame (its time is up, or too little is left to be worth a
         host wait)."""
-        if elapsed >= frame_s:
-            return 0
         if steps == 0:
-            return self.chunk
+            return 0 if elapsed >= frame_s else self.chunk
         left = frame_s - elapsed
-        if left < self.LAND * frame_s or self.rate <= 0:
+        if left <= 0 or left < self.LAND * frame_s or self.rate <= 0:
+            cap = self.DEBT_MAX * frame_s  # the frame ends: how far off its time it was
+            self.debt = min(cap, max(-cap, self.debt - left))
             return 0
         return min(steps_for(self.rate, left), self.chunk)
 

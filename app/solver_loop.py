@@ -111,6 +111,7 @@ class SolverLoop:
             self.message.emit(f"{type(e).__name__}: {e}", True)
 
     def _set_running(self, on: bool) -> None:
+        self.pacer.restart()
         if on != self.running:
             self.running = on
             self.running_changed.emit(on)
@@ -296,6 +297,8 @@ class SolverLoop:
                 self._handle_commands(block=False)
                 if self.sim is not sim or not self.running:
                     return
+        if auto and not self.lockstep:  # (a recording's frames wait for the screen: not counted)
+            self.pacer.stepped(t0, time.perf_counter())
         self._acc["steps"] += done
         self._acc["spf"] = done
         self._acc["kernel"] += kernel

@@ -90,7 +90,7 @@ def draw(canvas, timer: GpuTimer | None = None) -> None:
         canvas.context.flush_commands()  # the frame's uploads: not part of the draw's GPU time
         timer.begin()
     canvas.events.draw(region=None)
+    canvas.context.flush_commands()
     if timer is not None:
-        canvas.context.flush_commands()
         timer.end()
     gl.glFinish()
