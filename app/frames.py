@@ -56,13 +56,17 @@ class FramePacer:
     MIN_FPS = 2.0
     DRAWS = 5
     ASIDES = 9
+    LATE_MAX = 0.5  # of the period
+    LATE_GAIN = 0.25  # of a frame's time off its period, taken off the next frames' stepping
 
     def __init__(self, mode: str = "smooth", share: float = 0.1):
         self.mode, self.share = "smooth", share
         self.draw_s: float | None = None
         self._draws: deque = deque(maxlen=self.DRAWS)
         self.aside_s = 0.0
+        self.late_s = 0.0
         self._asides: deque = deque(maxlen=self.ASIDES)
+        self._start: float | None = None
         self._end: float | None = None
         self.set_mode(mode)
 
@@ -84,16 +88,22 @@ class FramePacer:
         return min(MAX_FPS, max(self.MIN_FPS, self.share / self.draw_s))
 
     def stepped(self, start: float, end: float) -> None:
-        """A frame's stepping ran from `start` to `end` (time.perf_counter): the time since the
-        previous frame's stepping ended (its hand-over, commands) is set aside in the next
-        frames, so that a frame lasts its period in all: the mean of the last ASIDES (their
-        median missed the longer hand-overs of frames made while the screen held the GIL:
-        30.3 frames/s where 31 were asked), leaving out any longer than a quarter of the
-        period (a frame that waited for something else does not shorten the next ones)."""
+        """A frame's stepping ran from `start` to `end` (time.perf_counter). The time since the
+        previous frame's stepping ended (its hand-over) is set aside in the next frames' stepping:
+        the mean of the last ASIDES (their median missed the longer hand-overs of frames made
+        while the screen held the GIL). And a quarter of each frame's time beyond its period is
+        taken off the next frames' stepping (`late_s`; negative: added), so that frames come at
+        their rate on average though a frame's steps come in powers of two (up to 6 % off its
+        time) and a call may stall (a larger share made the frames after a stall uneven). A
+        frame that waited more than a quarter of its period outside its calls (a command, a
+        pause) counts for neither."""
         if self._end is not None and 0 <= start - self._end <= 0.25 * self.period_s:
             self._asides.append(start - self._end)
             self.aside_s = sum(self._asides) / len(self._asides)
-        self._end = end
+            cap = self.LATE_MAX * self.period_s
+            late = self.late_s + self.LATE_GAIN * (start - self._start - self.period_s)
+            self.late_s = min(cap, max(-cap, late))
+        self._start, self._end = start, end
 
     def restart(self) -> None:
         """Stepping paused (or a new simulation): the next frame has no previous one."""
@@ -107,9 +117,9 @@ class FramePacer:
     @property
     def frame_s(self) -> float:
         """Stepping time per frame: the period less the time set aside for the rest of a frame
-        (at most half of it)."""
+        and what the frames were late (between half and 1.5 times the period)."""
         period = self.period_s
-        return period - min(self.aside_s, 0.5 * period)
+        return min(1.5 * period, max(0.5 * period, period - self.aside_s - self.late_s))
 
     CALL_MAX_S = 0.1  # the longest call into the solver (commands wait for it to end)
 
@@ -210,23 +220,8 @@ def steps_for(rate: float, seconds: float) -> int:
     n = int(rate * seconds) if rate > 0 else 1
     if n < 8:
         return max(1, n)
-    q = _granule(n)
+    q = 1 << ((n // 8).bit_length() - 1)
     return (n + q // 2) // q * q
-
-
-def _granule(n: int) -> int:
-    return 1 << ((n // 8).bit_length() - 1)
-
-
-def steps_between(rate: float, seconds: float) -> tuple[int, int]:
-    """The two step counts of `steps_for`'s kind (multiples of its power of two; at least 1)
-    on either side of `seconds` of steps at `rate` steps/s."""
-    n = int(rate * seconds) if rate > 0 else 1
-    if n < 8:
-        return max(1, n), max(1, n) + (1 if rate * seconds > n else 0)
-    q = _granule(n)
-    lo = n // q * q
-    return lo, lo + q if lo < rate * seconds else lo
 
 
 class CallSizer:
@@ -236,42 +231,32 @@ class CallSizer:
     frame takes `chunk` steps, sized from the last call's rate to last `call_s`; a frame that
     still has more than LAND of its time left gets one more call sized to the rest. The chunk
     grows at most GROW times a call (the first calls of a run are slow: kernels compile, graphs
-    are captured) and shrinks at once (docs/BENCHMARKS.md, "Issue 25 on the H100").
-
-    A chunk is a multiple of a power of two (`steps_between`), up to 12 % from `call_s`; of the
-    two multiples around it, the one is taken that brings the time the frames so far ran over
-    or under their stepping time (`debt`) nearest zero, so that on average frames come at
-    their rate (rounding to the nearest multiple alone made the two-layer model's
-    frames 6 % long at one rate: 29.5 frames/s)."""
+    are captured) and shrinks at once (docs/BENCHMARKS.md, "Issue 25 on the H100")."""
 
     GROW = 4
     LAND = 0.15
-    DEBT_MAX = 0.25  # of frame_s: a slow first frame (compiling) is not paid back for long
 
     def __init__(self):
         self.chunk = 1
         self.rate = 0.0
-        self.debt = 0.0
 
     def called(self, steps: int, wall: float, call_s: float) -> None:
         """A call of `steps` took `wall` seconds: the rate, and the next frame's first call."""
         if wall > 0 and steps > 0:
             self.rate = steps / wall
-            lo, hi = steps_between(self.rate, call_s)
-            over = self.debt - call_s
-            k = lo if abs(over + lo / self.rate) <= abs(over + hi / self.rate) else hi
-            self.chunk = max(1, min(k, self.GROW * max(steps, self.chunk)))
+            self.chunk = max(1, min(steps_for(self.rate, call_s), self.GROW * max(steps,
+                                                                                  self.chunk)))
 
     def next(self, steps: int, elapsed: float, frame_s: float) -> int:
         """Steps for the next call of a frame that took `steps` steps in `elapsed` seconds of
         its `frame_s`; 0 ends the frame (its time is up, or too little is left to be worth a
         host wait)."""
+        if elapsed >= frame_s:
+            return 0
         if steps == 0:
-            return 0 if elapsed >= frame_s else self.chunk
+            return self.chunk
         left = frame_s - elapsed
-        if left <= 0 or left < self.LAND * frame_s or self.rate <= 0:
-            cap = self.DEBT_MAX * frame_s  # the frame ends: how far off its time it was
-            self.debt = min(cap, max(-cap, self.debt - left))
+        if left < self.LAND * frame_s or self.rate <= 0:
             return 0
         return min(steps_for(self.rate, left), self.chunk)
 

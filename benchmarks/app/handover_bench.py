@@ -240,13 +240,16 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
     for key in ("draw", "handover", "gpu"):
         state[key].clear()
     state["shown"] = 0
-    sizer, steps = CallSizer(), 0
+    sizer, steps, made, stepping = CallSizer(), 0, 0, 0.0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         s0 = time.perf_counter()
         n, _ = frame_of_steps(sim, sizer, pacer.frame_s, pacer.call_s)
-        pacer.stepped(s0, time.perf_counter())  # the window's loop sets the hand-over aside
+        s1 = time.perf_counter()
+        pacer.stepped(s0, s1)  # the window's loop sets the hand-over aside
+        stepping += s1 - s0
         steps += n
+        made += 1
         hand_over(sim, copier, box, names)
     synchronize()
     wall = time.perf_counter() - t0
@@ -260,6 +263,8 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
             "handover_ms_median": med(state["handover"]), "path_used": state["path"],
             "path_reason": state["why"], "drawn_by": state["drawn_by"],
             "steps_per_frame": sizer.chunk, "pace": pacer.describe(),
+            "frames_made_per_s": made / wall, "stepping_ms_mean": 1e3 * stepping / max(1, made),
+            "frame_s_ms": 1e3 * pacer.frame_s, "aside_ms": 1e3 * pacer.aside_s,
             "geometry": state.get("geometry", "")}
 
 

@@ -279,8 +279,10 @@ def main(argv=None) -> int:
                 rows.append(r)
                 print(f"{model} {a.size} {r['backend']} {r['dtype']} [{r['path_used']}]: alone "
                       f"{r['steps_per_s_alone']:.4g} steps/s, while drawing "
-                      f"{r['steps_per_s']:.4g} ({100 * r['fraction_kept']:.0f} %), "
-                      f"{r['frames_shown_per_s']:.3g} frames/s drawn, draw "
+                      f"{r['steps_per_s']:.4g} ({100 * r['fraction_kept']:.1f} %), "
+                      f"{r['frames_shown_per_s']:.3g} frames/s drawn ({r['frames_made_per_s']:.3g} "
+                      f"made: {r['stepping_ms_mean']:.3g} ms stepping of {r['frame_s_ms']:.3g}, "
+                      f"{r['aside_ms']:.3g} ms aside), draw "
                       f"{r['draw_ms_median']:.3g} ms (GPU {r.get('gpu_draw_ms_median') or float('nan'):.3g} ms), hand-over {r['handover_ms_median']:.3g} ms "
                       f"(median); pace {r['pace']}; {r['drawn_by']}"
                       + (f"; {r['geometry']}" if r.get("geometry") else ""), flush=True)

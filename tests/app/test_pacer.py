@@ -169,4 +169,4 @@ def test_the_time_aside_is_the_mean_of_the_last_frames():
         t += 0.03 + (0.002 if i % 3 == 0 else 0.0003)
     p.stepped(t, t + 0.03)
     assert p.aside_s == pytest.approx((0.002 + 2 * 0.0003) / 3, rel=1e-6)
-    assert p.frame_s == pytest.approx(AUTO_FRAME_S - p.aside_s)
+    assert p.frame_s == pytest.approx(AUTO_FRAME_S - p.aside_s - p.late_s)
