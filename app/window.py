@@ -216,7 +216,7 @@ class MainWindow(ExportsMixin, QMainWindow):
         self.spf = QSpinBox()
         self.spf.setRange(0, 10_000_000)
         self.spf.setSpecialValueText("auto")
-        self.spf.setToolTip("Solver steps between two frames (auto: as many as fit in 1/32 s, about 30 frames/s)")
+        self.spf.setToolTip("Solver steps between two frames (auto: as many as fit in a frame of 1/31 s with its hand-over)")
         self.spf.valueChanged.connect(lambda n: self.worker.submit("steps_per_frame", n))
         tb.addWidget(self.spf)
         tb.addSeparator()
