@@ -297,7 +297,12 @@ class SolverLoop:
                 self._handle_commands(block=False)
                 if self.sim is not sim or not self.running:
                     return
-        if auto and not self.lockstep:  # (a recording's frames wait for the screen: not counted)
+        if auto and not self.lockstep and sim.backend == "cupy":
+            # frames on time with their hand-over (FramePacer.stepped). Not on NumPy, where the
+            # screen shares the CPU and the GIL and is often behind: shortening the stepping
+            # there made more frames than it drew and kept mean curvature at 18-20 % of its
+            # speed alone against 27-28 % (docs/BENCHMARKS.md, "The screen's turns on the
+            # GPU"); nor for a recording, whose frames wait for the screen
             self.pacer.stepped(t0, time.perf_counter())
         self._acc["steps"] += done
         self._acc["spf"] = done

@@ -170,3 +170,27 @@ def test_the_time_aside_is_the_mean_of_the_last_frames():
     p.stepped(t, t + 0.03)
     assert p.aside_s == pytest.approx((0.002 + 2 * 0.0003) / 3, rel=1e-6)
     assert p.frame_s == pytest.approx(AUTO_FRAME_S - p.aside_s - p.late_s)
+
+
+def test_numpy_frames_keep_their_whole_stepping_time():
+    """On NumPy the solver loop does not shorten a frame's stepping for its hand-over or its
+    lateness (the screen shares the CPU and the GIL there: more frames than it draws cost the
+    solver a third of its share in the CPU window); the pacer stays at AUTO_FRAME_S."""
+    from pdestudio import solvers
+    from pdestudio.app.solver_loop import SolverLoop
+
+    class Outlet:
+        def emit(self, *args):
+            pass
+    loop = SolverLoop()
+    for name in ("created", "frame_ready", "message", "running_changed", "stats", "speedup",
+                 "param_refused"):
+        setattr(loop, name, Outlet())
+    loop.frame_ready.emit = lambda: loop.mailbox.take()  # a screen that keeps up
+    loop.adopt(solvers.create("heat-1d", backend="numpy", nx=256))
+    loop.running = True
+    for _ in range(4):
+        loop._frame_of_steps()
+    assert loop.sim.steps > 0
+    assert loop.pacer.aside_s == 0.0 and loop.pacer.late_s == 0.0
+    assert loop.pacer.frame_s == AUTO_FRAME_S
