@@ -266,6 +266,12 @@ class MeshGeometry:
         self._raster = (tex, r.box())
         return self._raster
 
+    def raster_ready(self) -> bool:
+        """Whether `raster` has its raster now (without starting to make one)."""
+        job = self.raster_job
+        return self._raster is not None or (job is not None and job.done()
+                                             and job.exception() is None)
+
     def level_for(self, px_per_unit: float | None, density: float = DENSITY) -> Level:
         """The level with about `density` vertices a pixel where the mesh is drawn at
         `px_per_unit` pixels a unit of length at most (None: unknown, every vertex): bins of

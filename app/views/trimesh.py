@@ -138,12 +138,21 @@ class TriMeshView(View):
         geom = node.geom
         # a surface whose colours do not come from its triangles needs fewer of them: a fixed
         # colour, or cells from the raster once it is made (meshvisual.py)
-        shape = node.shape_only and (not node.rastered or geom.raster() is not None)
+        ready = not node.rastered or geom.raster_ready()
+        shape = node.shape_only and ready
         key = (self._lod_key(), shape)
         seen = self._lod.get(id(geom))
         if seen is not None and seen[0] == key and seen[1] is geom:
             return seen[2]
         px = self._px_per_unit(node)
+        if not ready and self.autofit.fitted != "pending" and \
+                geom.level_for(px, self.density * meshvisual.SHAPE) is not geom.full:
+            # a coarser level would use the raster (the camera laid out: before, any level
+            # may look coarse): start making it (at once where meshvisual.RASTER_WAIT, and
+            # then this frame takes that level already)
+            geom.raster()
+            shape = node.shape_only and geom.raster_ready()
+            key = (key[0], shape)
         level = geom.level_for(px, self.density * (meshvisual.SHAPE if shape else 1.0))
         self._lod[id(geom)] = (key if px is not None else None, geom, level)
         if node is self.coloured_node:

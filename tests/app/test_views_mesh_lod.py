@@ -386,3 +386,22 @@ def test_the_raster_is_made_on_a_worker_thread(canvas, monkeypatch):
     finally:
         release.set()
         view.remove()
+
+
+def test_a_mesh_no_coarser_level_would_use_makes_no_raster(canvas, monkeypatch):
+    """The raster is made only where a coarser level would take its colours from it: a mesh
+    coarser than the pixels is drawn whole and starts none (a second of a worker's time and a
+    texture for a million cells)."""
+    monkeypatch.setattr(meshvisual, "DENSITY", 1.0)
+    made = []
+    real = meshvisual.cell_raster
+    monkeypatch.setattr(meshvisual, "cell_raster", lambda xy, c: made.append(1) or real(xy, c))
+    view, fields = cell_mesh_view(canvas, 21, False)
+    try:
+        for _ in range(2):
+            draw(canvas, view, fields, "u", ColorScale())
+        node = view.coloured_node
+        assert node.rastered and node.level is node.geom.full
+        assert node.geom.raster_job is None and not made
+    finally:
+        view.remove()
