@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -239,13 +240,16 @@ class CallSizer:
     def __init__(self):
         self.chunk = 1
         self.rate = 0.0
+        self.settled = False  # the chunk is the rate's, not held back by GROW
 
     def called(self, steps: int, wall: float, call_s: float) -> None:
         """A call of `steps` took `wall` seconds: the rate, and the next frame's first call."""
         if wall > 0 and steps > 0:
             self.rate = steps / wall
-            self.chunk = max(1, min(steps_for(self.rate, call_s), self.GROW * max(steps,
-                                                                                  self.chunk)))
+            want = steps_for(self.rate, call_s)
+            grow = self.GROW * max(steps, self.chunk)
+            self.settled = want <= grow
+            self.chunk = max(1, min(want, grow))
 
     def next(self, steps: int, elapsed: float, frame_s: float) -> int:
         """Steps for the next call of a frame that took `steps` steps in `elapsed` seconds of
@@ -259,6 +263,47 @@ class CallSizer:
         if left < self.LAND * frame_s or self.rate <= 0:
             return 0
         return min(steps_for(self.rate, left), self.chunk)
+
+
+class RunAhead:
+    """The solver thread's run-ahead (Simulation.step's `ahead`; app/solver_loop.py and the
+    benchmarks that replay it): on a simulation that `runs_ahead` a frame is one call, which
+    also starts the next frame's steps on the device, so the GPU works on while the thread
+    hands the frame over and calls again; once the sizer has settled on the rate (before, a
+    frame of one call would be short). The next call's size is chosen a frame early (the
+    sizer's chunk); a call's steps began before it, so its rate and its frame's stepping are
+    measured between two returns."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        self.queued = 0       # steps the last call started ahead
+        self.returned = None  # when the last call returned
+        self.frame_end = None
+
+    def call(self, sim, sizer: "CallSizer", k: int, period: float) -> tuple[int, float]:
+        """One frame's call: (steps, seconds to size the next calls by)."""
+        k = self.queued or k
+        self.queued = 0
+        sim.step(k, ahead=sizer.chunk)
+        self.queued = sizer.chunk
+        now = time.perf_counter()
+        wall = sim.stats["wall_s"]
+        if self.returned is not None and now - self.returned < 2 * period:
+            wall = max(wall, now - self.returned)
+        self.returned = now
+        return k, wall
+
+    def frame(self, start: float, period: float, ahead: bool) -> tuple[float, float]:
+        """(start, end) of a frame's stepping for FramePacer.stepped; a frame whose steps were
+        started ahead by the last call (`ahead`) began at the previous frame's end (later where
+        the loop waited: a command, a pause)."""
+        end = time.perf_counter()
+        if ahead and self.frame_end is not None:
+            start = max(self.frame_end, start - 0.25 * period)
+        self.frame_end = end
+        return start, end
 
 
 class Mailbox:

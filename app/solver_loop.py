@@ -28,7 +28,7 @@ import traceback
 from pdestudio import solvers
 from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged
 
-from .frames import CallSizer, Frame, FramePacer, Mailbox, SimInfo, switch_interval
+from .frames import CallSizer, Frame, FramePacer, Mailbox, RunAhead, SimInfo, switch_interval
 from .transfer import make_copier
 from .views import interop
 
@@ -61,6 +61,7 @@ class SolverLoop:
         self.lockstep = False
         self._chunk = 1  # steps a call with a fixed number of steps per frame
         self._sizer = CallSizer()  # steps a call with steps per frame = auto
+        self._ahead = RunAhead()  # the next frame's steps started by the last call (CuPy)
         self._copier = None
         self.transfer = ("pinned", "")  # (path asked by the GUI, why)
         self._stop = False
@@ -121,6 +122,8 @@ class SolverLoop:
     def _cmd_quit(self):
         self._stop = True
         self.running = False
+        if self.sim is not None:
+            self.sim.settle()
 
     def _cmd_setup(self, model, scenario, params, backend, dtype, note=""):
         """Create a new simulation; the current one stays if this fails."""
@@ -138,7 +141,10 @@ class SolverLoop:
         self.generation += 1
         info = SimInfo.of(sim, self.generation)
         was_running = self.running
+        if self.sim is not None:
+            self.sim.settle()  # its steps queued ahead end before its buffers go
         self.sim, self.info = sim, info
+        self._ahead.reset()
         sys.setswitchinterval(switch_interval(sim.backend))  # (process-wide: see frames.py)
         self._copier = make_copier(sim.backend, self.transfer[0])
         self.mailbox.clear()
@@ -272,19 +278,26 @@ class SolverLoop:
         auto = self.steps_per_frame == 0
         target, done, kernel = self.steps_per_frame, 0, 0.0
         frame_s = self.pacer.frame_s
+        paced = auto and not self.lockstep and sim.backend == "cupy"
+        # a frame is one call that starts the next (RunAhead)
+        ahead = paced and sim.runs_ahead and self._sizer.settled
         while True:
             k = self._sizer.next(done, time.perf_counter() - t0, frame_s) if auto else \
                 min(target - done, self._chunk)
-            if k <= 0:
+            if k <= 0 or (ahead and done):
                 break
             try:
-                sim.step(k)
+                if ahead:
+                    k, wall = self._ahead.call(sim, self._sizer, k, self.pacer.period_s)
+                else:
+                    sim.step(k)
+                    wall = sim.stats["wall_s"]
             except SimulationDiverged as e:
+                self._ahead.reset()
                 self._set_running(False)
                 self.message.emit(str(e), True)
                 self._publish(wait=True)
                 return
-            wall = sim.stats["wall_s"]
             kernel += sim.stats["kernel_s"]
             done += k
             if auto:  # calls sized to land the frame on its time (a call's length: commands wait)
@@ -297,13 +310,14 @@ class SolverLoop:
                 self._handle_commands(block=False)
                 if self.sim is not sim or not self.running:
                     return
-        if auto and not self.lockstep and sim.backend == "cupy":
+        if paced:
             # frames on time with their hand-over (FramePacer.stepped). Not on NumPy, where the
             # screen shares the CPU and the GIL and is often behind: shortening the stepping
             # there made more frames than it drew and kept mean curvature at 18-20 % of its
             # speed alone against 27-28 % (docs/BENCHMARKS.md, "The screen's turns on the
-            # GPU"); nor for a recording, whose frames wait for the screen
-            self.pacer.stepped(t0, time.perf_counter())
+            # GPU"); nor for a recording, whose frames wait for the screen. Run ahead, the
+            # hand-over does not delay the steps: a frame's stepping runs from the last one's end
+            self.pacer.stepped(*self._ahead.frame(t0, self.pacer.period_s, ahead))
         self._acc["steps"] += done
         self._acc["spf"] = done
         self._acc["kernel"] += kernel

@@ -26,7 +26,8 @@ import time
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.app.frames import CallSizer, FramePacer, Mailbox, SimInfo, switch_interval
+from pdestudio.app.frames import (CallSizer, FramePacer, Mailbox, RunAhead, SimInfo,
+                                  switch_interval)
 from pdestudio.app.transfer import make_copier
 
 from ..timing import synchronize
@@ -129,24 +130,32 @@ def paced_frames(box, stop, fps: float):
 
 
 def frame_of_steps(sim, sizer: CallSizer, frame_s: float, call_s: float,
-                   device: list | None = None, before_call=None) -> tuple[int, float]:
+                   device: list | None = None, before_call=None,
+                   ahead: RunAhead | None = None, period: float = 0.0) -> tuple[int, float]:
     """The window's solver thread (app/solver_loop.py, steps per frame = auto) for one frame:
     calls sized by `sizer` (app/frames.py CallSizer) to land the frame's stepping on `frame_s`,
-    each at most `call_s`. Returns (steps, seconds in the calls). `device`: a one-element list
-    the calls' device seconds (the simulation's `kernel_s`, from its CUDA events on the GPU) are
-    added to. `before_call`: called before each call."""
+    each at most `call_s`; with `ahead` (a RunAhead, CuPy, where the simulation runs ahead) one
+    call that starts the next frame's steps. Returns (steps, seconds in the calls). `device`: a
+    one-element list the calls' device seconds (the simulation's `kernel_s`, from its CUDA
+    events on the GPU) are added to. `before_call`: called before each call."""
     steps, stepping, c0 = 0, 0.0, time.perf_counter()
+    ahead = ahead if sizer.settled else None
     while k := sizer.next(steps, time.perf_counter() - c0, frame_s):
         if before_call is not None:
             before_call()
         s0 = time.perf_counter()
-        sim.step(k)
+        if ahead is not None:
+            k, wall = ahead.call(sim, sizer, k, period)
+        else:
+            sim.step(k)
+            wall = time.perf_counter() - s0
         steps += k
         if device is not None:
             device[0] += sim.stats.get("kernel_s", 0.0)
-        wall = time.perf_counter() - s0
-        stepping += wall
+        stepping += time.perf_counter() - s0
         sizer.called(k, wall, call_s)
+        if ahead is not None:
+            break
     return steps, stepping
 
 
@@ -168,7 +177,7 @@ GPU_TIMED_EVERY = 16
 
 
 def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
-                 pace: str = "smooth") -> dict:
+                 pace: str = "smooth", run_ahead: bool = True) -> dict:
     """The window's solver loop (app/worker.py's pace with steps per frame = auto: chunks of
     steps for AUTO_FRAME_S, then a frame; `handover_rate` keeps the older one-chunk-per-frame
     loop its recorded figures were measured with) while a screen thread draws the newest frame
@@ -241,18 +250,27 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
         state[key].clear()
     state["shown"] = 0
     sizer, steps, made, stepping = CallSizer(), 0, 0, 0.0
+    ahead = RunAhead() if run_ahead and sim.backend == "cupy" and sim.runs_ahead else None
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
         s0 = time.perf_counter()
-        n, _ = frame_of_steps(sim, sizer, pacer.frame_s, pacer.call_s)
+        was = sizer.settled
+        n, _ = frame_of_steps(sim, sizer, pacer.frame_s, pacer.call_s, ahead=ahead,
+                              period=pacer.period_s)
         s1 = time.perf_counter()
-        pacer.stepped(s0, s1)  # the window's loop sets the hand-over aside
+        # the window's loop sets the hand-over aside (run ahead: frames from end to end)
+        if ahead is not None:
+            pacer.stepped(*ahead.frame(s0, pacer.period_s, was))
+        else:
+            pacer.stepped(s0, s1)
         stepping += s1 - s0
         steps += n
         made += 1
         hand_over(sim, copier, box, names)
+    wall = time.perf_counter() - t0  # the last call's steps are done
+    if ahead is not None:
+        sim.settle()  # the steps started ahead are not counted
     synchronize()
-    wall = time.perf_counter() - t0
     stop.set()
     th.join()
     box.clear()
@@ -265,6 +283,7 @@ def drawing_rate(sim, seconds: float, fps: float = 60.0, path: str = "pinned",
             "steps_per_frame": sizer.chunk, "pace": pacer.describe(),
             "frames_made_per_s": made / wall, "stepping_ms_mean": 1e3 * stepping / max(1, made),
             "frame_s_ms": 1e3 * pacer.frame_s, "aside_ms": 1e3 * pacer.aside_s,
+            "run_ahead": ahead is not None,
             "geometry": state.get("geometry", "")}
 
 

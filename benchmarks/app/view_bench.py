@@ -206,7 +206,8 @@ def measure_case(canvas, case: str, frames: int, path: str, shuffle: str = "") -
 
 # ---- solver alone vs while the screen takes 60 frames/s ----------------------------------------
 def solver_case(model: str, size: int, backend: str, dtype: str, seconds: float, path: str,
-                fps: float = 60.0, own_stream: bool = False, pace: str = "smooth") -> dict:
+                fps: float = 60.0, own_stream: bool = False, pace: str = "smooth",
+                run_ahead: bool = True) -> dict:
     from .handover_bench import drawing_rate, plain_rate
     from pdestudio import solvers
     schema = solvers.describe(model)
@@ -216,7 +217,7 @@ def solver_case(model: str, size: int, backend: str, dtype: str, seconds: float,
     sim = solvers.create(model, backend=backend, dtype=dtype, **{schema["size_param"]: size})
     sim.step(1)
     alone, _ = plain_rate(sim, seconds)
-    row = drawing_rate(sim, seconds, fps=fps, path=path, pace=pace)
+    row = drawing_rate(sim, seconds, fps=fps, path=path, pace=pace, run_ahead=run_ahead)
     return {"model": model, "size": size, "backend": sim.backend, "dtype": sim.dtype,
             "path_asked": path, "steps_per_s_alone": alone, **row,
             "fraction_kept": row["steps_per_s"] / alone if alone else float("nan")}
@@ -236,6 +237,9 @@ def main(argv=None) -> int:
     ap.add_argument("--fps", type=float, default=60.0, help="the screen's frame rate cap")
     ap.add_argument("--pace", choices=("smooth", "fast solver"), default="smooth",
                     help="the window's frame pace (app/frames.py FramePacer)")
+    ap.add_argument("--no-run-ahead", action="store_true",
+                    help="calls that do not start the next frame's steps (Simulation.step's "
+                         "`ahead`; mean curvature and Willmore on the graph path run ahead)")
     ap.add_argument("--own-stream", action="store_true",
                     help="the solver on its own non-blocking CUDA stream")
     ap.add_argument("--no-pinned", action="store_true",
@@ -275,7 +279,7 @@ def main(argv=None) -> int:
         for model in a.solver:
             for path in paths:
                 r = solver_case(model, a.size, a.backend, a.dtype, a.seconds, path, a.fps,
-                                a.own_stream, a.pace)
+                                a.own_stream, a.pace, not a.no_run_ahead)
                 rows.append(r)
                 print(f"{model} {a.size} {r['backend']} {r['dtype']} [{r['path_used']}]: alone "
                       f"{r['steps_per_s_alone']:.4g} steps/s, while drawing "
@@ -285,7 +289,8 @@ def main(argv=None) -> int:
                       f"{r['aside_ms']:.3g} ms aside), draw "
                       f"{r['draw_ms_median']:.3g} ms (GPU {r.get('gpu_draw_ms_median') or float('nan'):.3g} ms), hand-over {r['handover_ms_median']:.3g} ms "
                       f"(median); pace {r['pace']}; {r['drawn_by']}"
-                      + (f"; {r['geometry']}" if r.get("geometry") else ""), flush=True)
+                      + (f"; {r['geometry']}" if r.get("geometry") else "")
+                      + ("; run ahead" if r.get("run_ahead") else ""), flush=True)
     else:
         canvas = offscreen_canvas()
         canvas.render(alpha=False)  # makes the context and proves it works

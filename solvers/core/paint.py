@@ -270,6 +270,7 @@ def paint(sim, field: str, center, radius, value, mode: str = "set") -> int:
         host = np.array(sim.fields()[field], dtype=np.float64).reshape(-1)
         host[ext] = (host[ext] + value) if mode == "add" else value
         sim._check_field(field, host.reshape(shape))
+    sim.settle()  # a run queued ahead reads the state as it starts
     flat[idx_dev] = new
     sim.scheme.invalidate()
     return int(ext.size)

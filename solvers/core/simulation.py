@@ -221,10 +221,28 @@ class Simulation:
         pass
 
     # ---- stepping -----------------------------------------------------------------------
-    def step(self, n: int = 1) -> None:
-        """Advance n accepted time steps."""
+    def step(self, n: int = 1, ahead: int = 0) -> None:
+        """Advance n accepted time steps. `ahead` (a live view's loop): where the scheme can
+        (mean curvature and Willmore on the GPU's graph path), also start the next `ahead`
+        steps on the device before this call's wait, so the GPU works on while the caller
+        hands a frame over; the next `step(ahead, ...)` takes them. They change nothing until
+        then: any other call, a new field, a parameter or `settle()` leaves them unused."""
         n = Param("n", "int", 1, "steps", lo=0).validate(n, f"{self.model}.step")
-        self._run(n=n, t_end=None)
+        ahead = Param("ahead", "int", 0, "steps", lo=0).validate(ahead, f"{self.model}.step")
+        self._run(n=n, t_end=None, ahead=ahead)
+
+    @property
+    def runs_ahead(self) -> bool:
+        """Whether `step(n, ahead=m)` starts the next steps ahead here (else `ahead` is
+        ignored)."""
+        return bool(getattr(self.scheme, "runs_ahead", False))
+
+    def settle(self) -> None:
+        """Wait for steps started ahead (`step(n, ahead=m)`) to finish on the device; they are
+        then not used. The state, t and steps are those of the last call either way."""
+        settle = getattr(self.scheme, "settle", None)
+        if settle is not None:
+            settle()
 
     def advance(self, t_end: float, max_steps: int | None = None) -> None:
         """Advance until t == t_end exactly (the last step is shortened to land on it), or stop
@@ -235,7 +253,7 @@ class Simulation:
             max_steps = Param("max_steps", "int", 1, "steps", lo=0).validate(max_steps)
         self._run(n=max_steps, t_end=t_end)
 
-    def _run(self, n: int | None, t_end: float | None) -> None:
+    def _run(self, n: int | None, t_end: float | None, ahead: int = 0) -> None:
         wall0 = time.perf_counter()
         steps0 = self.steps
         kernel_s = 0.0
@@ -253,7 +271,16 @@ class Simulation:
             chunk = self.check_interval if remaining is None else min(remaining, self.check_interval)
             snap = snap or self._snapshot()
             last = remaining is not None and remaining <= chunk  # no snapshot after it
-            k, bad, seconds, ahead = checks.run_chunk(self, chunk, t_end, marks, last)
+            # the next call's run, queued ahead, is adopted only by a run of the same count:
+            # the next call's first chunk
+            runs_ahead = getattr(self.scheme, "runs_ahead", False)
+            if last and 0 < ahead <= self.check_interval and runs_ahead:
+                self.scheme.ahead = ahead
+            try:
+                k, bad, seconds, nxt = checks.run_chunk(self, chunk, t_end, marks, last)
+            finally:
+                if runs_ahead:
+                    self.scheme.ahead = 0
             kernel_s += seconds
             if bad is not None:
                 self._restore(snap)
@@ -262,7 +289,7 @@ class Simulation:
                 self._restore(snap)
                 raise clock.stuck(self.model, self.t, self._next_dt())
             done += k
-            snap = ahead.snapshot() if ahead is not None else None
+            snap = nxt.snapshot() if nxt is not None else None
         kernel_s += marks.seconds() if marks is not None else 0.0
         wall = time.perf_counter() - wall0
         steps = self.steps - steps0
@@ -374,6 +401,7 @@ class Simulation:
                 self.t, self.steps, json.dumps(self._aux_state()))
 
     def _restore(self, snap) -> None:
+        self.settle()
         state, self.t, self.steps, aux = snap
         for k, v in state.items():
             self._assign_state(k, v)
@@ -384,6 +412,7 @@ class Simulation:
         of state from outside the stepping (set_field, checkpoint load, divergence restore) comes
         through here, so a model that caches values derived from the state (e.g. the next step's
         Δt) may override this to drop them, calling super()."""
+        self.settle()  # a run queued ahead reads the state as it starts
         cur = self.state[name]
         if cur.shape == values.shape:
             cur[...] = values
@@ -408,6 +437,7 @@ class Simulation:
         new = dict(self.params)
         new[name] = p.validate(value, self.model)
         self._check_params(new)
+        self.settle()
         old, self.params = self.params, frozen(new)
         try:
             self._params_changed()
@@ -543,6 +573,7 @@ class Simulation:
                 a = self.xp.asarray(host)
             cur = self.state[k]
             state[k] = a.astype(cur.dtype) if a.dtype != cur.dtype else a.copy()
+        self.settle()
         if not keep_params:
             schema = self.schema(self.scenario_name)
             new = dict(self.params)

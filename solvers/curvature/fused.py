@@ -121,8 +121,8 @@ def lean_grid(willmore: bool, n1: int, n2: int) -> tuple[int, int]:
 
 def stage_kernels(dtype: str, options: tuple[str, ...] = ()) -> dict:
     """The stage and single right-hand-side kernels of curvature.cu."""
-    return load_kernels(CU_FILE, dtype, ["mc_stage", "wm_stage", "mc_rhs", "wm_rhs"],
-                        options=tuple(options))
+    return load_kernels(CU_FILE, dtype, ["mc_stage", "wm_stage", "mc_rhs", "wm_rhs",
+                                         "rkm_arm_ahead"], options=tuple(options))
 
 
 def persistent_kernel(dtype: str, willmore: bool, variant: str, options: tuple[str, ...] = (),
@@ -169,6 +169,14 @@ def _persistent_kernel(dtype, willmore, variant, options, profile, device):
 
 class FusedRKM(SchemeBase):
     """Buffers, control block and launches of the fused path of one simulation.
+
+    Run-ahead (the graph path; `Simulation.step(n, ahead=m)`): a run with no end time may start
+    the next run of m steps before its host wait, on a spare set of state buffers and control
+    block (a LANE) armed on the device from the state and controller the run ends with, so the
+    GPU is not idle while the host hands a frame over and calls again. The next run of m steps
+    from that time adopts it (the lanes swap); any other call, or a change of the state or of a
+    parameter (`settle`, which the Simulation calls first), leaves it unused. The main lane is
+    never written by a run ahead, so the state the caller reads between calls is the run's own.
 
     path     None (by size: persistent where a BLOCKED variant fits up to BLOCKED_MAX_NODES or
              up to PERSISTENT_MAX_NODES, else graph), "persistent"
@@ -228,6 +236,11 @@ class FusedRKM(SchemeBase):
                            for s in range(1, 6)]
         self.stream = cp.cuda.Stream(non_blocking=True)
         self.graph = False if path == "launches" else None
+        self.ahead = 0         # steps to run ahead after the next run (set by Simulation._run)
+        self._spare = None     # the other lane's buffers, control block, arguments and graph
+        self._pending = None   # the run queued ahead: {"count", "t"}
+        self._inflight = False  # work queued ahead that no host wait has seen finish
+        self.adopted = 0  # runs that were queued ahead and taken up (tests)
         self.graph_error = None
         self.sync = cp.zeros(4, dtype=cp.uint64)  # persistent path: 3 error slots, barrier count
         self.persist = None  # (kernel, threads, blocks) once set up
@@ -381,12 +394,19 @@ class FusedRKM(SchemeBase):
     def run(self, count: int, t: float, t_end: float | None) -> tuple[int, float]:
         """Up to `count` accepted steps from t without passing t_end: (steps taken, new t).
         NonFiniteStep where an error estimate is not finite or 200 attempts in a row are
-        rejected (the state stays at the last accepted step)."""
+        rejected (the state stays at the last accepted step). With `ahead` set (class
+        docstring), the next run is queued before the wait."""
+        ahead, self.ahead = self.ahead, 0
         if count <= 0 or clock.landed(t, t_end):
             return 0, t
         if self.path == "graph" and self.graph is None:
             self._capture()
-        self.arm(count, t, t_end)
+        ahead = ahead if t_end is None and self.path == "graph" else 0
+        if ahead and self._spare is None:
+            self._make_spare()
+        adopted = self._adopt(count, t, t_end)
+        if not adopted:  # a run queued ahead and not adopted runs first on this stream,
+            self.arm(count, t, t_end)  # in the spare lane: it changes nothing here
         done = 0
         out = None
         if self.path == "persistent" and self._launch_persistent():
@@ -398,16 +418,21 @@ class FusedRKM(SchemeBase):
         first = True
         while self.path == "graph":
             need = (count - done) * attempts_per_step
-            self._launch_batch(max(1, math.ceil(need / GRAPH_ATTEMPTS)))
+            if not (first and adopted):  # an adopted run's first batch is queued already
+                self._launch_batch(max(1, math.ceil(need / GRAPH_ATTEMPTS)))
             if first:
                 self._checks_ahead(count)
-                first = False
             else:
                 checks.stale()
-            out, ctl = self._read_back()  # the one wait of the batch
+            then = (lambda: self._queue_ahead(ahead)) if first and ahead else None
+            first = False
+            out, ctl = self._read_back(then)  # the one wait of the batch
             done = int(out[I_STEPS])
+            if self._pending is not None:
+                self._pending["t"] = float(ctl[C_T])
             if not out[I_ACTIVE]:
                 break
+            self._pending = None  # queued ahead from a run that needed another batch
         rkm.rejected = int(out[I_REJ])
         self.attempts = int(out[I_ATTEMPTS])
         self.cur = int(out[I_CUR])
@@ -415,14 +440,78 @@ class FusedRKM(SchemeBase):
         self.last_dt = float(ctl[C_LASTDT])
         self.sim.state["phi"] = self.u[self.cur]
         if out[I_FAILED]:
+            self._pending = None
             raise NonFiniteStep("RKM: non-finite error estimate or 200 rejections in a row")
         return done, float(ctl[C_T])
 
+    # ---- run-ahead (class docstring) --------------------------------------------------------
+    runs_ahead = True
+    LANE = ("u", "ctl", "cti", "err", "count", "stage_args", "graph")
+
+    def _make_spare(self) -> None:
+        cp = self.cp
+        u = [cp.empty_like(self.u[0]), cp.empty_like(self.u[0])]
+        ctl, cti = cp.zeros_like(self.ctl), cp.zeros_like(self.cti)
+        err, count = cp.zeros_like(self.err), cp.zeros_like(self.count)
+        args = [(a[0], u[0], u[1], *a[3:10], ctl, cti, err, count, *a[14:])
+                for a in self.stage_args]
+        self._spare = {"u": u, "ctl": ctl, "cti": cti, "err": err, "count": count,
+                       "stage_args": args, "graph": False if self.graph is False else None}
+        if self.graph is not False:
+            self._swap()
+            try:
+                self._capture()
+            finally:
+                self._swap()
+
+    def _swap(self) -> None:
+        for name in self.LANE:
+            mine = getattr(self, name)
+            setattr(self, name, self._spare[name])
+            self._spare[name] = mine
+
+    def _adopt(self, count: int, t: float, t_end: float | None) -> bool:
+        """Take the run queued ahead as this one where it is: `count` steps from t, no end."""
+        p, self._pending = self._pending, None
+        if p is None or t_end is not None or p["count"] != count or p["t"] != t:
+            return False
+        self._swap()
+        self.cur = 0
+        self.adopted += 1
+        return True
+
+    def _queue_ahead(self, count: int) -> None:
+        """Queue, after this run, the next run of `count` steps in the spare lane."""
+        v = self._spare
+        n = self.u[0].size
+        with on_stream(self.stream):
+            self.k["rkm_arm_ahead"]((min(-(-n // 256), 4096),), (256,),
+                                    (self.u[0], self.u[1], self.ctl, self.cti, v["u"][0],
+                                     v["u"][1], v["ctl"], v["cti"], np.int64(n),
+                                     np.int32(count)))
+        self._swap()
+        try:
+            self._launch_batch(max(1, math.ceil(count * self._attempts_per_step()
+                                                / GRAPH_ATTEMPTS)))
+        finally:
+            self._swap()
+        self._pending = {"count": count, "t": None}
+        self._inflight = True
+
+    def settle(self) -> None:
+        """Wait for a run queued ahead (it is not adopted after this): before the state or a
+        parameter changes, or this scheme is dropped."""
+        self._pending = None
+        if self._inflight:
+            self.stream.synchronize()
+            self._inflight = False
+
     _host = None
 
-    def _read_back(self) -> tuple[np.ndarray, np.ndarray]:
+    def _read_back(self, then=None) -> tuple[np.ndarray, np.ndarray]:
         """The control ints and floats of the run so far, with one host wait (both copied to
-        pinned memory on the scheme's stream, then the stream waited for)."""
+        pinned memory on the scheme's stream, then the stream waited for). `then`: queues more
+        work after the copies (a run ahead) that the wait does not wait for."""
         if self._host is None:
             import cupyx
             self._host = (cupyx.empty_pinned(self.cti.shape, np.int32),
@@ -430,7 +519,13 @@ class FusedRKM(SchemeBase):
         hi, hc = self._host
         self.cti.get(stream=self.stream, out=hi, blocking=False)
         self.ctl.get(stream=self.stream, out=hc, blocking=False)
-        self.stream.synchronize()
+        if then is None:
+            self.stream.synchronize()
+            self._inflight = False
+        else:
+            copied = self.stream.record()
+            then()
+            copied.synchronize()
         return hi.copy(), hc.copy()
 
     def _checks_ahead(self, count: int) -> None:

@@ -194,3 +194,33 @@ def test_numpy_frames_keep_their_whole_stepping_time():
     assert loop.sim.steps > 0
     assert loop.pacer.aside_s == 0.0 and loop.pacer.late_s == 0.0
     assert loop.pacer.frame_s == AUTO_FRAME_S
+
+
+def test_run_ahead_calls_take_the_steps_the_last_call_started():
+    """RunAhead (the window's loop on a simulation that runs ahead): every call's steps are the
+    steps the call before started ahead, though the sizer's chunk changes with the rate (steps
+    started ahead and not taken up by the next call are GPU time lost); its rate and its frame
+    are measured between two returns (the steps began before the call)."""
+    from pdestudio.app.frames import CallSizer, RunAhead
+
+    class Sim:
+        def __init__(self):
+            self.calls, self.stats = [], {"wall_s": 0.0}
+
+        def step(self, n, ahead=0):
+            self.calls.append((n, ahead))
+            self.stats["wall_s"] = 1e-4 * n * (1 + len(self.calls) % 3)  # the rate moves
+
+    sim, sizer, run = Sim(), CallSizer(), RunAhead()
+    ends = []
+    for i in range(40):
+        k, wall = run.call(sim, sizer, sizer.next(0, 0.0, AUTO_FRAME_S), 1.0)
+        sizer.called(k, wall, AUTO_FRAME_S)
+        ends.append(run.frame(0.0, 1.0, True))
+    assert len({n for n, _ in sim.calls}) > 2  # the chunk did change
+    for (n, _), (_, before) in zip(sim.calls[1:], sim.calls[:-1]):
+        assert n == before
+    assert all(s == e0 for (s, _), (_, e0) in zip(ends[1:], ends[:-1]))
+    run.reset()
+    run.call(sim, sizer, 3, 1.0)
+    assert sim.calls[-1][0] == 3  # after a reset (a new simulation, a divergence): as asked

@@ -527,3 +527,30 @@ wm_rhs(const T* __restrict__ u, T* __restrict__ f, const T* __restrict__ tx,
 {
     rhs_eval<T, true>(u, f, tx, ty, coef, t, n1, n2, ih1, ih2, F, flags);
 }
+
+// Run-ahead (fused.py, FusedRKM.run with `ahead`): arm the spare buffers for the next run of
+// `count` accepted steps on the device, from the state and the controller the current run ends
+// with, as the host's arm() would after reading them back (open-ended: no end time): u[cur] into
+// both spare buffers (as the constructor fills both), the spare control block zero but for t, the
+// proposal τ (also the first try), the tolerance, active, the target and cur = 0.
+template <typename T>
+__global__ void rkm_arm_ahead(const T* __restrict__ u0, const T* __restrict__ u1,
+                              const double* __restrict__ ctl_from, const int* __restrict__ cti_from,
+                              T* __restrict__ v0, T* __restrict__ v1, double* ctl, int* cti,
+                              const long long n, const int count)
+{
+    const T* src = cti_from[I_CUR] ? u1 : u0;
+    for (long long g = blockIdx.x * (long long)blockDim.x + threadIdx.x; g < n;
+         g += (long long)gridDim.x * blockDim.x)
+        v1[g] = v0[g] = src[g];
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        for (int q = 0; q < 8; ++q) ctl[q] = 0.0;
+        for (int q = 0; q < 16; ++q) cti[q] = 0;
+        ctl[C_T] = ctl_from[C_T];
+        ctl[C_TAU] = ctl_from[C_TAU];
+        ctl[C_TRY] = ctl_from[C_TAU];
+        ctl[C_EPS] = ctl_from[C_EPS];
+        cti[I_ACTIVE] = 1;
+        cti[I_TARGET] = count;
+    }
+}
