@@ -224,7 +224,8 @@ class Simulation:
     def step(self, n: int = 1, ahead: int = 0) -> None:
         """Advance n accepted time steps. `ahead` (a live view's loop): where the scheme can
         (mean curvature and Willmore on the GPU's graph path), also start the next `ahead`
-        steps on the device before this call's wait, so the GPU works on while the caller
+        steps (their first chunk of `check_interval`) on the device before this call's wait,
+        so the GPU works on while the caller
         hands a frame over; the next `step(ahead, ...)` takes them. They change nothing until
         then: any other call, a new field, a parameter or `settle()` leaves them unused."""
         n = Param("n", "int", 1, "steps", lo=0).validate(n, f"{self.model}.step")
@@ -272,10 +273,10 @@ class Simulation:
             snap = snap or self._snapshot()
             last = remaining is not None and remaining <= chunk  # no snapshot after it
             # the next call's run, queued ahead, is adopted only by a run of the same count:
-            # the next call's first chunk
+            # the next call's first chunk (at most check_interval steps)
             runs_ahead = getattr(self.scheme, "runs_ahead", False)
-            if last and 0 < ahead <= self.check_interval and runs_ahead:
-                self.scheme.ahead = ahead
+            if last and ahead > 0 and runs_ahead:
+                self.scheme.ahead = min(ahead, self.check_interval)
             try:
                 k, bad, seconds, nxt = checks.run_chunk(self, chunk, t_end, marks, last)
             finally:
