@@ -225,9 +225,9 @@ class Simulation:
         """Advance n accepted time steps. `ahead` (a live view's loop): where the scheme can
         (mean curvature and Willmore on the GPU's graph path), also start the next `ahead`
         steps (their first chunk of `check_interval`) on the device before this call's wait,
-        so the GPU works on while the caller
-        hands a frame over; the next `step(ahead, ...)` takes them. They change nothing until
-        then: any other call, a new field, a parameter or `settle()` leaves them unused."""
+        so the GPU works on while the caller hands a frame over; the next `step(ahead, ...)`
+        takes them. They change nothing until then: any other call, a new field, a parameter
+        or `settle()` leaves them unused."""
         n = Param("n", "int", 1, "steps", lo=0).validate(n, f"{self.model}.step")
         ahead = Param("ahead", "int", 0, "steps", lo=0).validate(ahead, f"{self.model}.step")
         self._run(n=n, t_end=None, ahead=ahead)

@@ -445,7 +445,11 @@ class FusedRKM(SchemeBase):
         return done, float(ctl[C_T])
 
     # ---- run-ahead (class docstring) --------------------------------------------------------
-    runs_ahead = True
+    @property
+    def runs_ahead(self) -> bool:
+        """The graph path runs ahead; the persistent one ignores `ahead`."""
+        return self.path == "graph"
+
     LANE = ("u", "ctl", "cti", "err", "count", "stage_args", "graph")
 
     def _make_spare(self) -> None:
