@@ -143,6 +143,25 @@ def run_chunk(sim, chunk: int, t_end, marks, last: bool = False):
     return k, bad, 0.0, ahead
 
 
+def replay_to_failure(sim, count: int, t_end) -> None:
+    """A chunk of Simulation._run produced non-finite values: redo it one checked step at a
+    time from its start, so that the state from before the failing step is the one kept."""
+    from .errors import SimulationDiverged
+    for _ in range(count):
+        snap = sim._snapshot()
+        try:
+            sim._steps_unchecked(1, t_end)
+        except SimulationDiverged as e:
+            sim._restore(snap)  # the message and its advice describe the state kept
+            raise sim._diverged(e.field) from None
+        bad = sim._first_nonfinite()
+        if bad is not None:
+            sim._restore(snap)
+            raise sim._diverged(bad)
+    # Not reproduced step by step (non-deterministic kernel?): report at the chunk's end.
+    raise sim._diverged(sim._worst_field() or "?")
+
+
 class Marks:
     """The device time of a run's chunks from CUDA events: a chunk's start is recorded as it
     begins, its end where its steps are queued (before the checks); the elapsed times are read

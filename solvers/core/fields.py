@@ -78,5 +78,26 @@ class Snapshot:
     def nbytes(self) -> int:
         return int(sum(int(a.nbytes) for a in self.state.values()))
 
+    def state_for(self, sim) -> dict:
+        """Copies of this snapshot's state as `sim`'s arrays (its backend and dtype), after
+        checking that they fit it: a ParameterError naming what does not (Simulation.restore)."""
+        from .errors import ParameterError
+        if self.model != sim.model:
+            raise ParameterError(f"{sim.model}: snapshot is of model '{self.model}'")
+        if set(self.state) != set(sim.state):
+            raise ParameterError(f"{sim.model}: snapshot holds state "
+                                 f"{sorted(self.state)}, this simulation {sorted(sim.state)}")
+        for k, a in self.state.items():
+            if tuple(a.shape) != tuple(sim.state[k].shape):
+                raise ParameterError(f"{sim.model}: snapshot state '{k}' has shape "
+                                     f"{tuple(a.shape)}, this simulation {tuple(sim.state[k].shape)}")
+        state = {}
+        for k, a in self.state.items():
+            if self.backend != sim.backend:
+                a = sim.xp.asarray(a.get() if hasattr(a, "get") else a)
+            cur = sim.state[k]
+            state[k] = a.astype(cur.dtype) if a.dtype != cur.dtype else a.copy()
+        return state
+
 
 __all__ = ["BoundViolated", "FieldInfo", "QuantityInfo", "Snapshot"]

@@ -234,8 +234,7 @@ class Simulation:
 
     @property
     def runs_ahead(self) -> bool:
-        """Whether `step(n, ahead=m)` starts the next steps ahead here (else `ahead` is
-        ignored)."""
+        """Whether `step(n, ahead=m)` starts steps ahead here (else `ahead` is ignored)."""
         return bool(getattr(self.scheme, "runs_ahead", False))
 
     def settle(self) -> None:
@@ -285,7 +284,7 @@ class Simulation:
             kernel_s += seconds
             if bad is not None:
                 self._restore(snap)
-                self._replay_to_failure(k, t_end)
+                checks.replay_to_failure(self, k, t_end)
             if k > 0 and self.t == snap[1]:  # steps that left the clock where it was
                 self._restore(snap)
                 raise clock.stuck(self.model, self.t, self._next_dt())
@@ -341,23 +340,6 @@ class Simulation:
             self.steps += 1
             k += 1
         return k
-
-    def _replay_to_failure(self, count: int, t_end: float | None) -> None:
-        """The last chunk produced non-finite values: redo it one checked step at a time from its
-        start, so that the state from before the failing step is the one kept."""
-        for _ in range(count):
-            snap = self._snapshot()
-            try:
-                self._steps_unchecked(1, t_end)
-            except SimulationDiverged as e:
-                self._restore(snap)  # the message and its advice describe the state kept
-                raise self._diverged(e.field) from None
-            bad = self._first_nonfinite()
-            if bad is not None:
-                self._restore(snap)
-                raise self._diverged(bad)
-        # Not reproduced step by step (non-deterministic kernel?): report at the chunk's end.
-        raise self._diverged(self._worst_field() or "?")
 
     def _first_nonfinite(self) -> str | None:
         """The first state field that is not finite, or that broke a lower bound (`_bounded`):
@@ -557,23 +539,7 @@ class Simulation:
         if not isinstance(snap, Snapshot):
             raise ParameterError(f"{self.model}: restore needs a Snapshot from sim.snapshot(), "
                                  f"not {type(snap).__name__}")
-        if snap.model != self.model:
-            raise ParameterError(f"{self.model}: snapshot is of model '{snap.model}'")
-        if set(snap.state) != set(self.state):
-            raise ParameterError(f"{self.model}: snapshot holds state "
-                                 f"{sorted(snap.state)}, this simulation {sorted(self.state)}")
-        for k, a in snap.state.items():
-            if tuple(a.shape) != tuple(self.state[k].shape):
-                raise ParameterError(f"{self.model}: snapshot state '{k}' has shape "
-                                     f"{tuple(a.shape)}, this simulation {tuple(self.state[k].shape)}")
-        state = {}
-        for k, a in snap.state.items():
-            host = a if snap.backend == "numpy" else None
-            if snap.backend != self.backend:
-                host = a.get() if hasattr(a, "get") else a
-                a = self.xp.asarray(host)
-            cur = self.state[k]
-            state[k] = a.astype(cur.dtype) if a.dtype != cur.dtype else a.copy()
+        state = snap.state_for(self)
         self.settle()
         if not keep_params:
             schema = self.schema(self.scenario_name)
