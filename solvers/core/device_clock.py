@@ -81,22 +81,29 @@ class DeviceClock:
         self.records.set(s, stream=stream or self.cp.cuda.get_current_stream())
         return count
 
-    def history(self, count: int, stream=None) -> np.ndarray:
-        """The steps of the batch (members, count): one host wait."""
+    def history(self, count: int, stream=None, then=None) -> np.ndarray:
+        """The steps of the batch (members, count): one host wait. `then()`: queues more work
+        after the copy (a run ahead), which the wait does not wait for."""
         stream = stream or self.cp.cuda.get_current_stream()
         if self.members == 1:  # (a contiguous slice: only the steps taken travel)
             self.hist[:, :count].get(out=self._hist_host[:, :count], stream=stream)
         else:
             self.hist.get(out=self._hist_host, stream=stream)
-        stream.synchronize()
+        if then is None:
+            stream.synchronize()
+        else:
+            copied = stream.record()
+            then()
+            copied.synchronize()
         return self._hist_host[:, :count]
 
-    def finish(self, count: int, t: float, t_end: float | None, stream=None) -> tuple[int, float]:
+    def finish(self, count: int, t: float, t_end: float | None, stream=None,
+               then=None) -> tuple[int, float]:
         """Bring the history back and replay it (core/clock.py): (steps taken, new t). The
         stepping's checks of the end state are queued first (core/checks.py), so the one wait
-        covers them."""
+        covers them. `then`: see `history`."""
         checks.before_wait()
-        hist = self.history(count, stream)[0]
+        hist = self.history(count, stream, then)[0]
         whole = hist[hist > 0]
         if whole.size:
             self.last_dt = float(whole.max())

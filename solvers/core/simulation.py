@@ -223,7 +223,7 @@ class Simulation:
     # ---- stepping -----------------------------------------------------------------------
     def step(self, n: int = 1, ahead: int = 0) -> None:
         """Advance n accepted time steps. `ahead` (a live view's loop): where the scheme can
-        (mean curvature and Willmore on the GPU's graph path), also start the next `ahead`
+        (`runs_ahead`: docs/MODELS.md §0), also start the next `ahead`
         steps (their first chunk of `check_interval`) on the device before this call's wait,
         so the GPU works on while the caller hands a frame over; the next `step(ahead, ...)`
         takes them. They change nothing until then: any other call, a new field, a parameter

@@ -16,9 +16,17 @@ class Outlet:
         pass
 
 
-def test_the_loop_runs_ahead_and_keeps_the_state_of_plain_calls():
-    sim = solvers.create("mean-curvature", backend="cupy", dtype="float32", nx=600)
-    assert sim.runs_ahead  # 601² nodes: the graph path
+# mean curvature 601² nodes: the graph path, more steps a frame than a chunk between two checks;
+# shallow water 512²: more steps a frame than a batch of 960 (tens of thousands of steps a
+# second), graphs in both lanes
+CASES = {"mean-curvature": ({"nx": 600}, "phi"), "shallow-water": ({"nx": 512}, "h")}
+
+
+@pytest.mark.parametrize("model", list(CASES))
+def test_the_loop_runs_ahead_and_keeps_the_state_of_plain_calls(model):
+    kw, field = CASES[model]
+    sim = solvers.create(model, backend="cupy", dtype="float32", **kw)
+    assert sim.runs_ahead
     calls = []
     step = sim.step
 
@@ -41,10 +49,10 @@ def test_the_loop_runs_ahead_and_keeps_the_state_of_plain_calls():
     tail = calls[-20:]
     assert all(m > 0 for _, m in tail), calls
     assert all(n == m for (n, _), (_, m) in zip(tail[1:], tail[:-1])), calls
-    # (600²: more steps a frame than a chunk between two checks; the first chunk ran ahead)
+    # (more steps a frame than a chunk between two checks: the first chunk ran ahead)
     assert sim.scheme.adopted >= 19, (sim.scheme.adopted, calls)
-    plain = solvers.create("mean-curvature", backend="cupy", dtype="float32", nx=600)
+    plain = solvers.create(model, backend="cupy", dtype="float32", **kw)
     for n, _ in calls:
         plain.step(n)
     assert (plain.t, plain.steps) == (sim.t, sim.steps)
-    assert np.array_equal(plain.fields()["phi"], sim.fields()["phi"])
+    assert np.array_equal(plain.fields()[field], sim.fields()[field])

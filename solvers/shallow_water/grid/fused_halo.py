@@ -57,6 +57,8 @@ def usable(sim) -> str | None:
 
 
 class GridFusedHalo(GridFused):
+    RUN_AHEAD = False  # (a rank's steps wait for its neighbours' halos: no spare lane)
+
     def __init__(self, sim):
         d = sim.domain
         self.lo, self.hi = d.lo, d.hi
