@@ -227,7 +227,8 @@ class Simulation:
         steps (their first chunk of `check_interval`) on the device before this call's wait,
         so the GPU works on while the caller hands a frame over; the next `step(ahead, ...)`
         takes them. They change nothing until then: any other call, a new field, a parameter
-        or `settle()` leaves them unused."""
+        or `settle()` leaves them unused. (There, each chunk of n also starts the next before
+        its checks' wait.)"""
         n = Param("n", "int", 1, "steps", lo=0).validate(n, f"{self.model}.step")
         ahead = Param("ahead", "int", 0, "steps", lo=0).validate(ahead, f"{self.model}.step")
         self._run(n=n, t_end=None, ahead=ahead)
@@ -271,11 +272,14 @@ class Simulation:
             chunk = self.check_interval if remaining is None else min(remaining, self.check_interval)
             snap = snap or self._snapshot()
             last = remaining is not None and remaining <= chunk  # no snapshot after it
-            # the next call's run, queued ahead, is adopted only by a run of the same count:
-            # the next call's first chunk (at most check_interval steps)
+            # the steps after this chunk, queued before its wait where the scheme runs ahead:
+            # the next chunk of this call, or the next call's first (`ahead`; a run queued
+            # ahead is taken up only by a run of the same count from the same time)
             runs_ahead = getattr(self.scheme, "runs_ahead", False)
-            if last and ahead > 0 and runs_ahead:
-                self.scheme.ahead = min(ahead, self.check_interval)
+            after = (ahead if last else remaining - chunk) if t_end is None and \
+                remaining is not None else 0
+            if after > 0 and runs_ahead:
+                self.scheme.ahead = min(after, self.check_interval)
             try:
                 k, bad, seconds, nxt = checks.run_chunk(self, chunk, t_end, marks, last)
             finally:

@@ -394,8 +394,16 @@ class GridFused(SchemeBase):
             o[name] = mine
 
     def _make_other(self) -> bool:
+        """The spare lane, where it takes at most half of the device memory still free (else
+        runs do not run ahead: `ahead_error` says why)."""
         cp = self.cp
         st = self.sim.state
+        need = (7 + (self.S_next is not None)) * st["h"].nbytes
+        free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
+        if need > free // 2:
+            self.ahead_error = (f"a second set of buffers ({need / 2**20:.0f} MiB) would take "
+                                f"more than half the free device memory ({free / 2**20:.0f} MiB)")
+            return False
         try:
             o = {k: cp.empty_like(st[k]) for k in ("h", "hu", "hv")}
             o["spare"] = [cp.empty_like(st["h"]) for _ in range(3)]

@@ -96,3 +96,17 @@ def test_the_frame_read_between_calls_is_the_calls_state():
             assert np.array_equal(v.get(), plain.state[k].get()), k
     sim.settle()
     assert sim.scheme.adopted == 3
+
+
+def test_the_chunks_of_a_long_call_run_ahead():
+    """Each chunk of a call (`check_interval` steps between two checks) starts the next before
+    its wait, and the call equals one whose scheme does not run ahead."""
+    fields = rough((41, 100), 9)
+    sim, plain = make("float32", 1, fields), make("float32", 1, fields)
+    plain.scheme.RUN_AHEAD = False
+    assert not plain.runs_ahead
+    for s in (sim, plain):
+        s.check_interval = 100
+        s.step(350)  # chunks of 100, 100, 100 and 50 steps
+    same(sim, plain, "long call")
+    assert sim.scheme.adopted == 3 and plain.scheme.adopted == 0
