@@ -52,7 +52,8 @@ from pathlib import Path
 import numpy as np
 
 from ...core.device_clock import DeviceClock, GraphCache
-from ...core.backend import load_kernels, on_stream, resident_blocks
+from ...core.backend import load_kernels, resident_blocks
+from ...core.run_ahead import LaneRunAhead, copy_all
 from ...core.scheme import SchemeBase
 from .reference import SSP3
 
@@ -103,18 +104,15 @@ def strip_rows(nx: int, ny: int, resident: int) -> int:
     return min(range(6, 33), key=cost)  # (min keeps the first, the smallest, among equals)
 
 
-class GridFused(SchemeBase):
+class GridFused(LaneRunAhead, SchemeBase):
     """Buffers and launches of the fused structured shallow water (module docstring).
 
-    Run-ahead (`Simulation.step(n, ahead=m)`, the window's loop): a run with no end time may
-    queue the next run of m steps before its host wait, in a spare lane (a second set of the
-    state's arrays, their spare outputs, sensors, z_max slots and device clock), on a stream of
-    its own, so the GPU is not idle while the host hands a frame over and calls again. The lane
-    starts from copies of the run's end state, sensors and slots (a few device copies, ~10 µs at
-    1024²). The next run of m steps from that time takes it up (the lanes swap); any other call,
-    or a change of the state or of a parameter (`settle`, which the Simulation calls first),
-    leaves it unused. The state the caller reads between calls is never written by a run
-    ahead."""
+    Run-ahead (core/run_ahead.py; `Simulation.step(n, ahead=m)`, the window's loop): a run with
+    no end time may queue the next run of m steps before its host wait, in a spare lane (a
+    second set of the state's arrays, their spare outputs, sensors, z_max slots and device
+    clock) on a stream of its own, so the GPU is not idle while the host hands a frame over and
+    calls again. The lane starts from device copies of the run's end state, sensors and slots
+    (16 MB at 1024² in float32)."""
 
     FOLD_SENSOR = True  # may the kernels fold the sensors (a test turns it off)
 
@@ -315,38 +313,18 @@ class GridFused(SchemeBase):
         self._advance(out)
         return dt if dt_limit is None else min(dt, dt_limit)
 
-    _clock = None
     _graphs = None
 
-    def run(self, count, t, t_end):
-        """Up to `batch` (BATCH) of `count` steps queued back to
-        back, the clock on the device (core's DeviceClock, see the module docstring); one host
-        wait. The strip variant replays CUDA graphs of GRAPH_STEPS steps (one launch each).
-        Returns (steps taken, new t) as core/clock.py walks them; NonFiniteStep where a step's Δt
-        is not finite. Every variant replays graphs (order 3: three launches a step in float32,
-        five in float64, the launch-bound case at small sizes). With `ahead` set (a run with no
-        end time; `Simulation.step(n, ahead=m)`), the next run of `ahead` steps is queued in
-        the spare lane before the wait (class docstring)."""
-        ahead, self.ahead = self.ahead, 0
-        if t_end is not None or not self.runs_ahead:
-            ahead = 0
-        then = (lambda: self._queue_ahead(ahead)) if ahead else None
-        try:
-            taken = self._take_ahead(count, t, t_end)
-            if taken is not None:  # its steps are queued (the stream waits for them)
-                k, t_new = self._clock.finish(taken, t, t_end, then=then)
-            else:
-                if self._clock is None:
-                    self._clock = DeviceClock(self.cp, self.batch)
-                n = self._clock.arm(count, t, t_end)
-                self._queue_run(n, self._clock)
-                k, t_new = self._clock.finish(n, t, t_end, then=then)
-        except BaseException:
-            self._pending = None
-            raise
-        if self._pending is not None:
-            self._pending["t"] = t_new
-        return k, t_new
+    # `run` (LaneRunAhead's): up to `batch` (BATCH) of `count` steps queued back to back, the
+    # clock on the device (core's DeviceClock, see the module docstring); one host wait. The
+    # strip variant replays CUDA graphs of GRAPH_STEPS steps (one launch each); every variant
+    # replays graphs (order 3: three launches a step in float32, five in float64, the
+    # launch-bound case at small sizes). Returns (steps taken, new t) as core/clock.py walks
+    # them; NonFiniteStep where a step's Δt is not finite.
+
+    def _ensure_clock(self) -> None:
+        if self._clock is None:
+            self._clock = DeviceClock(self.cp, self.batch)
 
     def _queue_run(self, count: int, clk) -> None:
         """Queue `count` steps of a batch on the current stream, the clock `clk` armed."""
@@ -368,116 +346,46 @@ class GridFused(SchemeBase):
             self._advance(self._queue_step(inf, clk.args(i)))
             i += 1
 
-    # ---- run-ahead (class docstring) ---------------------------------------------------------
-    RUN_AHEAD = True  # may a run queue the next one ahead (not a decomposed run's strips)
-    # what rotates with the state's arrays h, hu, hv: one lane of the two
+    # ---- run-ahead: a lane (core/run_ahead.py) --------------------------------------------------
+    # what rotates with the state's arrays h, hu, hv
     LANE = ("spare", "S", "S_next", "s_valid", "slots", "slot", "events", "cur", "valid",
             "_queued", "_clock")
-    ahead = 0            # steps to run ahead after the next run (set by Simulation._run)
-    adopted = 0          # runs queued ahead and taken up (tests)
-    _other = None        # the spare lane: {h, hu, hv, *LANE}
-    _pending = None      # the run queued ahead: {"count", "armed", "t"}
-    _ahead_done = None   # event after the run queued ahead (None: nothing in flight)
-    ahead_error = None   # why the spare lane could not be made (then no run-ahead)
+    STATE = ("h", "hu", "hv")
 
-    @property
-    def runs_ahead(self) -> bool:
-        return self.RUN_AHEAD and self.ahead_error is None
-
-    def _swap(self) -> None:
-        o, st = self._other, self.sim.state
-        for k in ("h", "hu", "hv"):
-            st[k], o[k] = o[k], st[k]
-        for name in self.LANE:
-            mine = getattr(self, name)
-            setattr(self, name, o[name])
-            o[name] = mine
-
-    def _make_other(self) -> bool:
-        """The spare lane, where it takes at most half of the device memory still free (else
-        runs do not run ahead: `ahead_error` says why)."""
-        cp = self.cp
+    def _swap_state(self, other) -> None:
         st = self.sim.state
-        need = (7 + (self.S_next is not None)) * st["h"].nbytes
-        free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()
-        if need > free // 2:
-            self.ahead_error = (f"a second set of buffers ({need / 2**20:.0f} MiB) would take "
-                                f"more than half the free device memory ({free / 2**20:.0f} MiB)")
-            return False
-        try:
-            o = {k: cp.empty_like(st[k]) for k in ("h", "hu", "hv")}
-            o["spare"] = [cp.empty_like(st["h"]) for _ in range(3)]
-            o["S"] = cp.zeros_like(self.S)
-            o["S_next"] = cp.zeros_like(self.S) if self.S_next is not None else None
-            o["slots"] = cp.zeros(3, dtype=self.bits)
-            o["_clock"] = DeviceClock(cp, self.batch)
-        except cp.cuda.memory.OutOfMemoryError as e:  # (then every run waits as before)
-            self.ahead_error = f"no memory for a second set of buffers: {e}"
-            return False
+        for k in self.STATE:
+            st[k], other[k] = other[k], st[k]
+
+    def _lane_bytes(self) -> int:
+        return (7 + (self.S_next is not None)) * self.sim.state["h"].nbytes
+
+    def _lane_new(self) -> dict:
+        cp, st = self.cp, self.sim.state
+        o = {k: cp.empty_like(st[k]) for k in self.STATE}
+        o["spare"] = [cp.empty_like(st["h"]) for _ in range(3)]
+        o["S"] = cp.zeros_like(self.S)
+        o["S_next"] = cp.zeros_like(self.S) if self.S_next is not None else None
+        o["slots"] = cp.zeros(3, dtype=self.bits)
+        o["_clock"] = DeviceClock(cp, self.batch)
         o.update(s_valid=False, cur=0, valid=False, _queued=0,
                  slot=[o["slots"][s:s + 1] for s in range(3)],
                  events=[cp.cuda.Event(disable_timing=True) for _ in range(3)])
-        self._other = o
-        self._ahead_stream = cp.cuda.Stream(non_blocking=True)
-        return True
+        return o
 
-    def _take_ahead(self, count, t, t_end):
-        """The count armed for the run queued ahead where this run is it (`count` steps from t,
-        no end time): the lanes swap and the current stream waits for its steps; else None (a
-        run queued ahead still runs first, GPU-side, in the spare lane: it changes nothing)."""
-        p, self._pending = self._pending, None
-        done, self._ahead_done = self._ahead_done, None
-        if done is None:
-            return None
-        self.cp.cuda.get_current_stream().wait_event(done)
-        if p is None or t_end is not None or p["count"] != count or p["t"] != t:
-            return None
-        self._swap()
-        self.adopted += 1
-        return p["armed"]
-
-    def _queue_ahead(self, count: int) -> None:
-        """Queue, after this run, the next run of `count` steps in the spare lane, on its own
-        stream (what the caller then queues on the current stream, e.g. a frame's copy of the
-        state, does not wait for it): the lane is given this run's end state, sensors, z_max
-        slots and their flags, and its clock is armed on the device with no end time (the
-        host replays the steps from the time it knows when the run is taken up)."""
-        cp = self.cp
-        if self._other is None and not self._make_other():
-            return
-        d2d = cp.cuda.runtime.memcpyDeviceToDevice
+    def _lane_items(self) -> dict:
+        """The end state, its sensors and z_max slots, and whether they hold the state's."""
         st = self.sim.state
-        src = [st[k] for k in ("h", "hu", "hv")]
-        S, slots, flags = self.S, self.slots, (self.cur, self.valid, self.s_valid)
-        stream = self._ahead_stream
-        stream.wait_event(cp.cuda.get_current_stream().record())
-        self._swap()
-        try:
-            dst = [st[k] for k in ("h", "hu", "hv")]
-            self.cur, self.valid, self.s_valid = flags
-            pairs = list(zip(dst, src))
-            pairs += [(self.slots, slots)] if self.valid else []
-            pairs += [(self.S, S)] if self.s_valid else []
-            for a, b in pairs:
-                cp.cuda.runtime.memcpyAsync(a.data.ptr, b.data.ptr, a.nbytes, d2d, stream.ptr)
-            clk = self._clock
-            # (all zero: t = 0, no end; only the steps recorded matter, replayed from the host's t)
-            cp.cuda.runtime.memsetAsync(clk.records.data.ptr, 0, clk.records.nbytes, stream.ptr)
-            n = clk.trim(count, 0.0, None)
-            with on_stream(stream):
-                self._queue_run(n, clk)
-            self._ahead_done = stream.record()
-        finally:
-            self._swap()
-        self._pending = {"count": count, "armed": n, "t": None}
+        return {"state": [st[k] for k in self.STATE], "S": self.S, "slots": self.slots,
+                "flags": (self.cur, self.valid, self.s_valid)}
 
-    def settle(self) -> None:
-        """Wait for a run queued ahead (it is not taken up after this): before the state or a
-        parameter changes, or this scheme is dropped."""
-        self._pending = None
-        done, self._ahead_done = self._ahead_done, None
-        if done is not None:
-            done.synchronize()
+    def _lane_start(self, items, stream) -> None:
+        st = self.sim.state
+        self.cur, self.valid, self.s_valid = items["flags"]
+        pairs = list(zip([st[k] for k in self.STATE], items["state"]))
+        pairs += [(self.slots, items["slots"])] if self.valid else []
+        pairs += [(self.S, items["S"])] if self.s_valid else []
+        copy_all(pairs, stream)
 
     def _graph_ready(self, i: int) -> bool:
         """Whether a graph may start at step i of a batch: an even step (the clock records

@@ -9,7 +9,7 @@ the double-buffered minimum for the next step and clears the atomic accumulators
 all queued back to back, then the one scalar Δt comes to the host through a pinned buffer (the
 base class needs it for t): one host wait per step. `run` queues a batch of steps with the clock
 kept on the device (core's DeviceClock and kernels/clock_slot.cu), replayed as CUDA graphs: one
-host wait per batch.
+host wait per batch; the window's calls run ahead (core/run_ahead.py).
 All kernels of a file are compiled together once per dtype (one NVRTC call, cached).
 """
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy as np
 from ...core.backend import CORE_KERNELS
 from ...core.device_clock import DeviceClock, GraphCache
 from ...core.backend import load_kernels
+from ...core.run_ahead import LaneRunAhead, copy_all
 from ...core.scheme import SchemeBase
 from .tables import cell_tables
 
@@ -55,7 +56,7 @@ def load(layers: int, dtype: str) -> dict:
     return load_kernels(cu, dtype, kernel_names(layers), include_dirs=(RIEMANN,))
 
 
-class TriFused(SchemeBase):
+class TriFused(LaneRunAhead, SchemeBase):
     # steps per `run` (one host wait) and between two finiteness checks. A host wait leaves the
     # GPU idle until the next steps are queued, and beside the window's drawing every call back
     # from CUDA waits for the GIL: the fewer waits in a window's call (1/32 s), the more the
@@ -117,22 +118,24 @@ class TriFused(SchemeBase):
         self.grid_e = ((ne + BLOCK_EDGE - 1) // BLOCK_EDGE,)
         self.grid_c = ((m + BLOCK_CELL - 1) // BLOCK_CELL,)
 
-    def run(self, count, t, t_end):
-        """Up to BATCH of `count` steps queued back to back with no host round trip: core's
-        DeviceClock (kernels/clock_slot.cu between the Δt reduction and the update, the protocol
-        of core's clock.cuh: Δt clamped to t_end, 0 once landed, recorded), then the host walks
-        the same clock with core.clock over the recorded steps. Whole groups of GRAPH_STEPS steps
-        replay as CUDA graphs (one launch each). One host wait per batch."""
-        cp = self.cp
+    # `run` (LaneRunAhead's, core/run_ahead.py): up to BATCH of `count` steps queued back to
+    # back with no host round trip: core's DeviceClock (kernels/clock_slot.cu between the Δt
+    # reduction and the update, the protocol of core's clock.cuh: Δt clamped to t_end, 0 once
+    # landed, recorded), then the host walks the same clock with core.clock over the recorded
+    # steps. Whole groups of GRAPH_STEPS steps replay as CUDA graphs (one launch each). One host
+    # wait per batch; with `ahead`, the next run queued in the spare lane before it.
+
+    def _ensure_clock(self) -> None:
         if self._clock is None:
             self.k_clock = load_kernels(CLOCK_CU, str(np.dtype(self.real)), ["clock_slot"],
                                         options=("--fmad=false",))["clock_slot"]
-            self._clock = DeviceClock(cp, self.BATCH)
-            self._graphs = GraphCache(cp, GRAPH_STEPS)
-        clk = self._clock
-        count = clk.arm(count, t, t_end)
+            self._clock = DeviceClock(self.cp, self.BATCH)
+            self._graphs = GraphCache(self.cp, GRAPH_STEPS)
+
+    def _queue_run(self, count: int, clk) -> None:
+        """Queue `count` steps of a batch on the current stream, the clock `clk` armed."""
         i = 0
-        stream = cp.cuda.get_current_stream()
+        stream = self.cp.cuda.get_current_stream()
         while count - i >= GRAPH_STEPS:  # (from either Δt slot and clock parity: a run after
             graph = self._graph(i % 2)    # an odd number of steps replays graphs too)
             if graph is None:
@@ -142,10 +145,37 @@ class TriFused(SchemeBase):
         while i < count:
             self._queue_clocked(i)
             i += 1
-        return clk.finish(count, t, t_end)
 
-    _clock = None
     _graphs = None
+
+    # ---- run-ahead: a lane is the state W (its views in sim.state), the Δt slots and the clock;
+    # the accumulators and sensors are scratch that the two lanes never use at once
+    LANE = ("dtmin", "_slots", "_cur", "_clock")
+
+    def _swap_state(self, other) -> None:
+        sim = self.sim
+        sim.W, other["W"] = other["W"], sim.W
+        views = other["views"]
+        other["views"] = {k: sim.state[k] for k in views}
+        sim.state.update(views)
+
+    def _lane_bytes(self) -> int:
+        return self.sim.W.nbytes
+
+    def _lane_new(self) -> dict:
+        cp, sim = self.cp, self.sim
+        W = cp.empty_like(sim.W)
+        dtmin = cp.full(2, np.inf, dtype=self.dtmin.dtype)
+        return {"W": W, "views": {k: W[i] for i, k in enumerate(sim.state_names)},
+                "dtmin": dtmin, "_slots": (dtmin[0:1], dtmin[1:2]), "_cur": 0,
+                "_clock": DeviceClock(cp, self.BATCH)}
+
+    def _lane_items(self) -> dict:
+        return {"W": self.sim.W, "dtmin": self.dtmin, "cur": self._cur}
+
+    def _lane_start(self, items, stream) -> None:
+        self._cur = items["cur"]
+        copy_all([(self.sim.W, items["W"]), (self.dtmin, items["dtmin"])], stream)
 
     def _queue_clocked(self, i: int) -> None:
         W = self.sim.W
