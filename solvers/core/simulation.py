@@ -227,8 +227,7 @@ class Simulation:
         steps (their first chunk of `check_interval`) on the device before this call's wait,
         so the GPU works on while the caller hands a frame over; the next `step(ahead, ...)`
         takes them. They change nothing until then: any other call, a new field, a parameter
-        or `settle()` leaves them unused. (There, each chunk of n also starts the next before
-        its checks' wait.)"""
+        or `settle()` leaves them unused."""
         n = Param("n", "int", 1, "steps", lo=0).validate(n, f"{self.model}.step")
         ahead = Param("ahead", "int", 0, "steps", lo=0).validate(ahead, f"{self.model}.step")
         self._run(n=n, t_end=None, ahead=ahead)
@@ -273,11 +272,13 @@ class Simulation:
             snap = snap or self._snapshot()
             last = remaining is not None and remaining <= chunk  # no snapshot after it
             # the steps after this chunk, queued before its wait where the scheme runs ahead:
-            # the next chunk of this call, or the next call's first (`ahead`; a run queued
-            # ahead is taken up only by a run of the same count from the same time)
+            # the next call's first (`ahead`), or the next chunk of this call where the scheme
+            # runs chunks ahead (a run queued ahead is taken up only by a run of the same count
+            # from the same time)
             runs_ahead = getattr(self.scheme, "runs_ahead", False)
-            after = (ahead if last else remaining - chunk) if t_end is None and \
-                remaining is not None else 0
+            chunks = getattr(self.scheme, "AHEAD_CHUNKS", False)
+            after = 0 if t_end is not None or remaining is None else (
+                ahead if last else (remaining - chunk if chunks else 0))
             if after > 0 and runs_ahead:
                 self.scheme.ahead = min(after, self.check_interval)
             try:
