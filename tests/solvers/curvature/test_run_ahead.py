@@ -10,6 +10,8 @@ import pytest
 from pdestudio import solvers
 from pdestudio.solvers.curvature.fused import FusedRKM
 
+from ..run_ahead_plan import follow
+
 pytestmark = pytest.mark.gpu
 
 
@@ -37,38 +39,12 @@ def test_calls_run_ahead_equal_calls_that_do_not(model, dtype):
     shape = plain.fields()["phi"].shape
     # (steps of the call, steps started ahead, what happens after the call)
     plan = [(6, 6, None), (6, 9, None), (9, 9, "set_field"), (9, 4, None), (4, 4, "paint"),
-            (4, 7, "tolerance"), (7, 7, "step1"), (7, 5, "advance"), (5, 5, None), (5, 3, None),
+            (4, 7, "param"), (7, 7, "step1"), (7, 5, "advance"), (5, 5, None), (5, 3, None),
             (4, 4, None), (4, 4, "snapshot"), (4, 4, "settle"), (4, 0, None), (3, 3, None)]
-    for i, (n, m, then) in enumerate(plan):
-        ahead.step(n, ahead=m)
-        plain.step(n)
-        same(ahead, plain, f"call {i}")
-        if then == "set_field":
-            u = plain.fields()["phi"] + 0.05 * rng.standard_normal(shape)
-            ahead.set_field("phi", u)
-            plain.set_field("phi", u)
-        elif then == "paint":
-            for s in (ahead, plain):
-                assert s.paint("phi", (0.4, 0.5), 0.3, 0.2, mode="add") > 0
-        elif then == "tolerance":
-            tol = 0.5 * plain.params["tolerance"]
-            ahead.set_param("tolerance", tol)
-            plain.set_param("tolerance", tol)
-        elif then == "step1":
-            ahead.step(1)
-            plain.step(1)
-        elif then == "advance":
-            ahead.advance(plain.t + 3 * plain.controller.tau)
-            plain.advance(plain.t + 3 * plain.controller.tau)
-        elif then == "snapshot":
-            snaps = ahead.snapshot(), plain.snapshot()
-            for s, snap in zip((ahead, plain), snaps):
-                s.step(2)
-                s.restore(snap)
-        elif then == "settle":
-            ahead.settle()
-        if then is not None:
-            same(ahead, plain, f"after {then} ({i})")
+    follow(plan, ahead, plain, same, field="phi",
+           new_values=lambda sim: sim.fields()["phi"] + 0.05 * rng.standard_normal(shape),
+           paint=((0.4, 0.5), 0.3, 0.2), param=("tolerance", 0.5 * plain.params["tolerance"]),
+           advance_to=lambda sim: sim.t + 3 * sim.controller.tau)
     # the steps started ahead were taken up where the next call matched them and nothing came
     # in between: by calls 1, 2, 4, 9 and 11
     assert ahead.scheme.adopted == 5, ahead.scheme.adopted

@@ -10,6 +10,8 @@ import pytest
 
 from pdestudio import solvers
 
+from ...run_ahead_plan import follow
+
 pytestmark = pytest.mark.gpu
 
 
@@ -44,38 +46,13 @@ def test_calls_run_ahead_equal_calls_that_do_not(dtype, order):
     # (steps of the call, steps started ahead, what happens after the call); 60 and 100 steps
     # take CUDA graphs of 48, in both lanes
     plan = [(6, 6, None), (6, 60, None), (60, 60, None), (60, 60, "set_field"), (60, 7, None),
-            (7, 7, "paint"), (7, 100, "cfl"), (100, 100, "step1"), (100, 5, "advance"),
+            (7, 7, "paint"), (7, 100, "param"), (100, 100, "step1"), (100, 5, "advance"),
             (5, 5, None), (5, 60, None), (60, 60, "snapshot"), (60, 60, None), (60, 60, "settle"),
             (60, 0, None), (3, 3, None)]
-    for i, (n, m, then) in enumerate(plan):
-        ahead.step(n, ahead=m)
-        plain.step(n)
-        same(ahead, plain, f"call {i}")
-        if then == "set_field":
-            h = plain.state["h"].get() * (1 + 0.05 * rng.random(plain.state["h"].shape))
-            ahead.set_field("h", h)
-            plain.set_field("h", h)
-        elif then == "paint":
-            for s in (ahead, plain):
-                assert s.paint("h", (0.4, 0.5), 0.3, 0.2, mode="add") > 0
-        elif then == "cfl":
-            ahead.set_param("cfl", 0.5)
-            plain.set_param("cfl", 0.5)
-        elif then == "step1":
-            ahead.step(1)
-            plain.step(1)
-        elif then == "advance":
-            ahead.advance(plain.t + 1e-3)
-            plain.advance(plain.t + 1e-3)
-        elif then == "snapshot":
-            snaps = ahead.snapshot(), plain.snapshot()
-            for s, snap in zip((ahead, plain), snaps):
-                s.step(2)
-                s.restore(snap)
-        elif then == "settle":
-            ahead.settle()
-        if then is not None:
-            same(ahead, plain, f"after {then} ({i})")
+    follow(plan, ahead, plain, same, field="h",
+           new_values=lambda sim: sim.state["h"].get() * (1 + 0.05 * rng.random((41, 100))),
+           paint=((0.4, 0.5), 0.3, 0.2), param=("cfl", 0.5),
+           advance_to=lambda sim: sim.t + 1e-3)
     # taken up where the next call matched and nothing came in between (a snapshot alone does
     # not count: it changes nothing): calls 1, 2, 3, 5, 10, 11 and 13
     assert ahead.scheme.adopted == 7, ahead.scheme.adopted

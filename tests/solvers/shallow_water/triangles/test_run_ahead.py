@@ -10,6 +10,8 @@ import pytest
 
 from pdestudio import solvers
 
+from ...run_ahead_plan import follow
+
 pytestmark = pytest.mark.gpu
 
 # (two layers: r = 0.5, which stays hyperbolic through the plan's perturbations)
@@ -39,38 +41,14 @@ def test_calls_run_ahead_equal_calls_that_do_not(case, dtype):
     first = plain.state_names[0]
     rng = np.random.default_rng(5)
     plan = [(6, 6, None), (6, 40, None), (40, 40, None), (40, 40, "set_field"), (40, 7, None),
-            (7, 7, "paint"), (7, 70, "cfl"), (70, 70, "step1"), (70, 5, "advance"),
+            (7, 7, "paint"), (7, 70, "param"), (70, 70, "step1"), (70, 5, "advance"),
             (5, 5, None), (5, 40, None), (40, 40, "snapshot"), (40, 40, None),
             (40, 40, "settle"), (40, 0, None), (3, 3, None)]
-    for i, (n, m, then) in enumerate(plan):
-        ahead.step(n, ahead=m)
-        plain.step(n)
-        same(ahead, plain, f"call {i}")
-        if then == "set_field":
-            v = plain.state[first].get() * (1 + 0.002 * rng.random(plain.state[first].shape))
-            ahead.set_field(first, v)
-            plain.set_field(first, v)
-        elif then == "paint":
-            for s in (ahead, plain):
-                assert s.paint(first, (0.4, 0.5), 0.5, 0.02, mode="add") > 0
-        elif then == "cfl":
-            ahead.set_param("cfl", 0.5)
-            plain.set_param("cfl", 0.5)
-        elif then == "step1":
-            ahead.step(1)
-            plain.step(1)
-        elif then == "advance":
-            ahead.advance(plain.t + 0.01)
-            plain.advance(plain.t + 0.01)
-        elif then == "snapshot":
-            snaps = ahead.snapshot(), plain.snapshot()
-            for s, snap in zip((ahead, plain), snaps):
-                s.step(2)
-                s.restore(snap)
-        elif then == "settle":
-            ahead.settle()
-        if then is not None:
-            same(ahead, plain, f"after {then} ({i})")
+    follow(plan, ahead, plain, same, field=first,
+           new_values=lambda sim: sim.state[first].get() * (
+               1 + 0.002 * rng.random(sim.state[first].shape)),
+           paint=((0.4, 0.5), 0.5, 0.02), param=("cfl", 0.5),
+           advance_to=lambda sim: sim.t + 0.01)
     # taken up where the next call matched and nothing came in between: calls 1, 2, 3, 5, 10,
     # 11 and 13
     assert ahead.scheme.adopted == 7, ahead.scheme.adopted
