@@ -8,7 +8,8 @@ stages ping-ponging between two buffer sets; the state is rebound to the last on
 positive edge flux on a mesh launch `eq_rates` per stage (rates and the loss-rate maximum, one
 device-to-host read per step for the adaptive step) and combine on the device as reference.py
 does. integrator=imex: the rates from `eq_rates` without the implicit terms, then the solves of
-imex.py on the device (cupyx FFT/DCT or CG).
+imex.py on the device (cupyx FFT/DCT or CG); on a lattice mesh the whole step on the device
+(lattice_imex.py), replayed as CUDA graphs.
 
 The tables on meshes are the CSR one-ring of the mesh (int32): per directed entry the
 Laplacian's weight L_ij = w_ij/(2A_i) (`lw`) and the half cotangent weight h_ij (`hw`).
@@ -219,6 +220,7 @@ class FusedEquations(SchemeBase):
         self.acc = {s: cp.empty_like(sim.state[s]) for s in sim.species}
         self.lam = cp.zeros(1, dtype=real)
         self.imex = None
+        self.lattice_imex, self.lattice_why = None, "explicit"
         if self.graphs:
             sim.check_interval = 4 * GRAPH_STEPS
             self.run = self._run_graphs
@@ -226,6 +228,14 @@ class FusedEquations(SchemeBase):
             from .imex import ImexReference
             self.imex = ImexReference(sim)
             self.imex.rates = FusedImexRates(self, self.imex.rates)
+            # a lattice mesh: the whole step on the device, replayed as CUDA graphs
+            from .lattice_imex import LatticeImex, why_not
+            self.lattice_why = why_not(self)
+            if self.lattice_why is None:
+                self.lattice_imex = LatticeImex(self)
+                self.graphs = True
+                sim.check_interval = 4 * GRAPH_STEPS
+                self.run = self._run_graphs
 
     def invalidate(self):
         self.P[...] = self.cp.asarray([self.sim.user_params[p] for p in
@@ -290,6 +300,9 @@ class FusedEquations(SchemeBase):
         sim = self.sim
         ptrs = lambda d: tuple(int(d[s].data.ptr) for s in sim.species)  # noqa: E731
         key = (ptrs(sim.state), ptrs(self.buffers[0]), ptrs(self.buffers[1]), float(dt))
+        if self.lattice_imex is not None:  # (its tables and coefficients made before capture)
+            self.lattice_imex.prepare()
+            key += (self.lattice_imex.coefs(),)
         saved = (dict(sim.state), [dict(b) for b in self.buffers])
 
         def queue(n):
@@ -377,6 +390,8 @@ class FusedEquations(SchemeBase):
         return self._pin_ref
 
     def _imex_step(self, t, dt_limit):
+        if self.lattice_imex is not None:
+            return self.lattice_imex.step(t, dt_limit)
         return self.imex.step(t, dt_limit)
 
 

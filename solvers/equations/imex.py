@@ -21,7 +21,9 @@ Solves: cell-centred grids diagonalise L₀ per axis with fast transforms (scipy
 periodic rFFT, Neumann–Neumann DCT-II, Dirichlet–Dirichlet DST-II, Dirichlet–Neumann DST-IV,
 Neumann–Dirichlet DCT-IV, eigenvalues −(2 − 2cos θ_k)/h². Vertex grids and meshes solve the
 sparse system: on meshes the symmetric form (A + dt·c·K) s⁺ = A·rhs (A the mixed areas, K the
-cotangent stiffness), Dirichlet vertices eliminated: on the CPU a sparse LU factorisation
+cotangent stiffness), Dirichlet vertices eliminated. A lattice mesh without Dirichlet vertices
+(the generated rectangle: the 5-point Laplacian, solvers/mesh/lattice.py) solves by type-I cosine
+transforms on either backend. Any other mesh: on the CPU a sparse LU factorisation
 (SuperLU, minimum-degree ordering of A + Aᵀ), made once per (species, dt·c) and reused
 by every solve; on the GPU conjugate gradients with a Jacobi preconditioner (cupyx.scipy.sparse).
 """
@@ -264,9 +266,27 @@ class ImexReference(ExplicitReference):
             u = getattr(fft, "i" + kind)(u, type=typ, axis=ax, norm="ortho")
         return xp.ascontiguousarray(u.real if xp.iscomplexobj(u) else u).astype(self.sim.real)
 
+    _lattice = False  # not looked for yet
+
+    @property
+    def lattice(self):
+        """The fast solver of a lattice mesh (solvers/mesh/lattice.py), or None."""
+        if self._lattice is False:
+            from ..mesh.lattice import LatticeSolver, find_lattice
+            lat = find_lattice(self.sim.mesh, self.ops.L64)
+            self._lattice = None if lat is None else LatticeSolver(lat, self.sim.xp,
+                                                                   self.sim.real)
+        return self._lattice
+
+    @lattice.setter
+    def lattice(self, value):
+        self._lattice = value
+
     def _mesh_solve(self, rhs, s, dtc, t_new):
         xp = self.sim.xp
         ops = self.ops
+        if not ops.pinned(s) and self.lattice is not None:
+            return self.lattice.solve([rhs], [dtc])[0]
         key = ("mesh", s, dtc)
         if key not in self._solvers:
             area = np.asarray(self.sim.mesh.mixed_areas)

@@ -7,7 +7,8 @@ with A the lumped (mixed) vertex areas and K = −diag(A)·L the symmetric cotan
 (K = Σ_edges h_ij (e_i − e_j)(e_i − e_j)ᵀ), solved by conjugate gradients with a Jacobi
 preconditioner, warm-started from the explicit predictor, in the simulation's backend (NumPy /
 scipy.sparse, or CuPy / cupyx.scipy.sparse: the GPU runs it on the array path; the fused kernels
-keep explicit Euler).
+keep explicit Euler). On a lattice mesh (the generated rectangle, whose cotangent Laplacian is
+the 5-point one) the solve is exact by type-I cosine transforms (solvers/mesh/lattice.py).
 
     gray-scott   Du Δu and Dv Δv implicit; the reaction explicit
     chemotaxis   D Δn and Δc implicit; explicit: scheme=positive the cell flux −∇·(α n ∇c) with
@@ -88,9 +89,16 @@ class Implicit:
         self.kdiag = xp.asarray(K.diagonal(), dtype=real)
         self.rtol = RTOL[np.dtype(real).name]
         self.iterations = 0  # of the last solve
+        # a lattice mesh (the generated rectangle): cosine transforms instead of CG
+        from ..mesh.lattice import LatticeSolver, find_lattice
+        lat = find_lattice(sim.imesh, sim.ops.L)
+        self.lattice = None if lat is None else LatticeSolver(lat, xp, real)
 
     def solve(self, b, dtc: float, x0=None):
         """x with (A + dtc·K) x = A·b; x0 the first guess (default b)."""
+        if self.lattice is not None:
+            self.iterations = 0
+            return self.lattice.solve([b], [dtc])[0]
         xp, c = self.xp, self.real(dtc)
         area, K = self.area, self.K
 

@@ -1,0 +1,158 @@
+"""IMEX on lattice meshes (solvers/mesh/lattice.py, solvers/equations/lattice_imex.py): the mesh
+is recognised only where its cotangent operator is the 5-point one; the cosine-transform solve is
+the exact solve of (A + δK) x = A b; model files and the built-in chemotaxis give the results of
+the general solvers (LU, CG); on the GPU the whole-step kernels equal the NumPy float64
+reference, and their CUDA graphs equal plain steps."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from pdestudio import solvers
+from pdestudio.solvers.mesh import generators
+from pdestudio.solvers.mesh.lattice import LatticeSolver, find_lattice
+from pdestudio.solvers.mesh.operators import cotan_laplacian
+from pdestudio.solvers.mesh.triangles import TriangleMesh
+
+SCHNAKENBERG = {
+    "model": {"name": "schnak-lattice"},
+    "equations": {"u": "Du*lap(u) + a - u + u^2*v", "v": "Dv*lap(v) + b - u^2*v"},
+    "parameters": {"a": 0.1, "b": 0.9, "Du": 0.025, "Dv": 1.0},
+    "initial": {"u": "a + b + 0.01*noise", "v": "b/(a + b)^2 + 0.01*noise"},
+    "domain": {"kind": "mesh", "surface": "rectangle", "vertices": 3000,
+               "boundary": "natural"},
+}
+
+
+def _rel(a, b):
+    return max(float(np.abs(a.fields()[k] - b.fields()[k]).max()
+                     / (np.abs(b.fields()[k]).max() + 1e-300)) for k in b.state)
+
+
+def test_a_renumbered_rectangle_is_found_and_its_solve_is_exact():
+    m = generators.rectangle(2000, width=12.0, height=7.0)
+    m = m.permuted(vertex_order=np.random.default_rng(1).permutation(m.n_vertices))
+    L = cotan_laplacian(m)
+    lat = find_lattice(m, L)
+    assert lat is not None and lat.nx * lat.ny == m.n_vertices
+    assert lat.hx != lat.hy  # non-square cells
+    b = [np.random.default_rng(s).standard_normal(m.n_vertices) for s in (2, 3)]
+    xs = LatticeSolver(lat, np, np.float64).solve(b, [0.3, 2.0])
+    A = np.asarray(m.mixed_areas)
+    K = -sp.diags(A) @ L
+    for x, rhs, d in zip(xs, b, (0.3, 2.0)):
+        res = (sp.diags(A) + d * K) @ x - A * rhs
+        assert np.abs(res).max() < 1e-11 * np.abs(A * rhs).max() * (1 + d * abs(L).max())
+
+
+@pytest.mark.parametrize("make", [lambda: generators.torus(3000), lambda: generators.sphere(2562),
+                                  lambda: generators.tube(3000), lambda: generators.disc(2000)])
+def test_other_surfaces_are_not_lattices(make):
+    assert find_lattice(make()) is None
+
+
+def test_a_lattice_with_a_moved_vertex_or_a_hole_is_refused():
+    m = generators.rectangle(500)
+    for axis, shift in ((2, 1e-3), (0, 0.2)):  # out of the plane; off its column
+        pts = np.array(m.points)
+        pts[40, axis] += shift
+        assert find_lattice(TriangleMesh(pts, m.cells)) is None
+    # the coordinates still a lattice, one interior quad removed: the operator is not the
+    # 5-point one there (the areas and weights of a boundary around the hole)
+    assert find_lattice(TriangleMesh(m.points, np.delete(np.array(m.cells), [200, 201],
+                                                         axis=0))) is None
+    # either diagonal of a rectangular cell gives the 5-point operator: still a lattice
+    cells = np.array(m.cells)
+    a, b = cells[0], cells[1]  # (v00, v10, v11), (v00, v11, v01)
+    cells[0], cells[1] = [a[0], a[1], b[2]], [a[1], a[2], b[2]]
+    assert find_lattice(TriangleMesh(m.points, cells)) is not None
+
+
+@pytest.mark.parametrize("integrator", ["imex1", "imex3"])
+def test_model_file_imex_on_a_lattice_equals_the_lu_solves(integrator):
+    mid = solvers.define(SCHNAKENBERG)
+    a = solvers.create(mid, backend="numpy", kernel="array", integrator=integrator, dt=0.2)
+    b = solvers.create(mid, backend="numpy", kernel="array", integrator=integrator, dt=0.2)
+    assert a.scheme.imex.lattice is not None if hasattr(a.scheme, "imex") else True
+    imex_b = getattr(b.scheme, "imex", b.scheme)
+    imex_b.lattice = None  # the sparse LU of every other mesh
+    a.step(30)
+    b.step(30)
+    assert _rel(a, b) < 1e-11
+
+
+def test_builtin_chemotaxis_imex_on_a_lattice_equals_cg():
+    a = solvers.create("chemotaxis", backend="numpy", integrator="imex", vertices=3000)
+    b = solvers.create("chemotaxis", backend="numpy", integrator="imex", vertices=3000)
+    assert a.scheme.solver.lattice is not None  # (RCM-renumbered)
+    b.scheme.solver.lattice = None
+    a.advance(2.0)
+    b.advance(2.0)
+    assert a.steps == b.steps
+    assert _rel(a, b) < 1e-8  # CG's relative tolerance 1e-10
+
+
+# ---- the GPU -------------------------------------------------------------------------------
+def _perturbed_pair(integrator, dtype, **kw):
+    mid = solvers.define(SCHNAKENBERG)
+    ref = solvers.create(mid, backend="numpy", kernel="array", integrator=integrator, **kw)
+    gpu = solvers.create(mid, backend="cupy", dtype=dtype, integrator=integrator, **kw)
+    rng = np.random.default_rng(5)
+    for s in ref.state:
+        v = ref.fields()[s] * (1 + 0.3 * rng.uniform(-1, 1, ref.field_shape(s)))
+        ref.set_field(s, v)
+        gpu.set_field(s, v)
+    return ref, gpu
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("integrator", ["imex1", "imex", "imex3"])
+def test_gpu_lattice_step_matches_the_reference_float64(integrator):
+    ref, gpu = _perturbed_pair(integrator, "float64", dt=0.15)
+    assert gpu.scheme.lattice_why is None, gpu.scheme.lattice_why
+    ref.step(20)
+    gpu.step(20)
+    assert gpu.t == pytest.approx(ref.t, rel=1e-14)
+    assert _rel(gpu, ref) < 1e-11
+
+
+@pytest.mark.gpu
+def test_gpu_lattice_step_float32_matches_to_its_precision():
+    ref, gpu = _perturbed_pair("imex3", "float32", dt=0.15)
+    assert gpu.scheme.lattice_why is None
+    ref.step(20)
+    gpu.step(20)
+    assert _rel(gpu, ref) < 2e-4
+
+
+@pytest.mark.gpu
+def test_gpu_lattice_graphs_equal_plain_steps_and_follow_live_parameters():
+    ref, gpu = _perturbed_pair("imex3", "float64", dt=0.1)
+    plain = solvers.create(solvers.define(SCHNAKENBERG), backend="cupy", integrator="imex3",
+                           dt=0.1)
+    for s in gpu.state:
+        plain.set_field(s, gpu.fields()[s])
+    gpu.step(200)  # three graphs of 64 and single steps
+    for _ in range(200):
+        plain.step(1)
+    assert gpu.steps == plain.steps == 200
+    assert _rel(gpu, plain) < 1e-13
+    assert gpu.scheme._graphs is not None and gpu.scheme._graphs.failed is None
+    # a live change of a diffusivity reaches the captured steps
+    for s in gpu.state:
+        ref.set_field(s, gpu.fields()[s])
+    gpu.set_param("Dv", 0.5)
+    ref.set_param("Dv", 0.5)
+    gpu.step(128)  # two graphs
+    ref.step(128)
+    assert _rel(gpu, ref) < 1e-10
+
+
+@pytest.mark.gpu
+def test_gpu_chemotaxis_imex_uses_the_lattice_solve_and_equals_numpy():
+    a = solvers.create("chemotaxis", backend="numpy", integrator="imex", vertices=3000)
+    b = solvers.create("chemotaxis", backend="cupy", integrator="imex", vertices=3000)
+    assert b.scheme.solver.lattice is not None
+    a.advance(2.0)
+    b.advance(2.0)
+    assert a.steps == b.steps
+    assert _rel(b, a) < 1e-10
