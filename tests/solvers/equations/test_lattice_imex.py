@@ -13,6 +13,8 @@ from pdestudio.solvers.mesh.lattice import LatticeSolver, find_lattice
 from pdestudio.solvers.mesh.operators import cotan_laplacian
 from pdestudio.solvers.mesh.triangles import TriangleMesh
 
+from .test_gpu import _pair
+
 SCHNAKENBERG = {
     "model": {"name": "schnak-lattice"},
     "equations": {"u": "Du*lap(u) + a - u + u^2*v", "v": "Dv*lap(v) + b - u^2*v"},
@@ -93,15 +95,8 @@ def test_builtin_chemotaxis_imex_on_a_lattice_equals_cg():
 
 # ---- the GPU -------------------------------------------------------------------------------
 def _perturbed_pair(integrator, dtype, **kw):
-    mid = solvers.define(SCHNAKENBERG)
-    ref = solvers.create(mid, backend="numpy", kernel="array", integrator=integrator, **kw)
-    gpu = solvers.create(mid, backend="cupy", dtype=dtype, integrator=integrator, **kw)
-    rng = np.random.default_rng(5)
-    for s in ref.state:
-        v = ref.fields()[s] * (1 + 0.3 * rng.uniform(-1, 1, ref.field_shape(s)))
-        ref.set_field(s, v)
-        gpu.set_field(s, v)
-    return ref, gpu
+    """(the NumPy float64 reference, the GPU) from the same perturbed start (test_gpu.py)."""
+    return _pair(SCHNAKENBERG, dtype=dtype, integrator=integrator, **kw)
 
 
 @pytest.mark.gpu
