@@ -5,7 +5,7 @@ them, so that `fused.py` replays whole steps as CUDA graphs.
 A stage i of ARS (imex.py) is
 
     rhs_s = U_s + Σ_j<i dt·(Â_ij·R_j,s + (A_ij − Â_ij)·I_j,s)     (lat_pack, all species)
-    (I − A_ii·dt·c_s·L) Y_i,s = rhs_s                             (cuFFT in x, lat_pcr in y)
+    (I − A_ii·dt·c_s·L) Y_i,s = rhs_s        (cuFFT along one axis, lat_rec along the other)
     I_i,s = (Y_i,s − rhs_s)/(A_ii·dt)                             (lat_finish)
     R_i = the model's rates at Y_i (eq_rates, the generated kernel)
 
@@ -14,11 +14,15 @@ E = R − I is imex.py's explicit part; I_0 = c·L U comes from the 5-point sten
 last stage writes the new state over U (every read of U is done by then). Kernels:
 kernels/lattice_imex.cu. Used where every species has a constant implicit coefficient c_s > 0,
 zero-flux boundaries, no transports and no t in the model, the mesh is a lattice
-(solvers/mesh/lattice.py) at most 1024 nodes tall (y), and at most 4 species; otherwise imex.py's
+(solvers/mesh/lattice.py) at most 1024 nodes across one of its axes, and at most 4 species.
+The transform runs along x where 2nx − 2 has no prime factor above 7 (cuFFT's fast sizes), else
+along y where 2ny − 2 has none (the lattice transposed through shared-memory tiles by
+lat_pack_t and lat_finish_t): `transform_axis`; otherwise imex.py's
 array path runs (`LatticeImex.why_not` says why).
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +33,7 @@ from .imex import ARS
 CU = Path(__file__).resolve().parent / "kernels" / "lattice_imex.cu"
 MAXT = 8
 MAX_SPECIES = 4
-MAX_WIDTH = 1024
+MAX_WIDTH = 6000  # rows of a tridiagonal system: its two extensions fit a block's shared memory
 BLOCK = 256
 
 
@@ -56,9 +60,33 @@ def why_not(fused) -> str | None:
         return "Dirichlet vertices"
     if imex.lattice is None:
         return "the mesh is not a lattice"
-    if imex.lattice.lat.ny > MAX_WIDTH:
-        return f"the lattice is taller than {MAX_WIDTH} nodes"
+    lat = imex.lattice.lat
+    if (lat.ny if transform_axis(lat) == "x" else lat.nx) > MAX_WIDTH:
+        return f"the lattice is more than {MAX_WIDTH} nodes across in both directions"
     return None
+
+
+def smooth(n: int) -> bool:
+    """Whether n has no prime factor above 7 (cuFFT's fast radices)."""
+    for p in (2, 3, 5, 7):
+        while n % p == 0:
+            n //= p
+    return n == 1
+
+
+def transform_axis(lat) -> str:
+    """The axis of the cosine transform: x (no transposes) unless its extension 2nx − 2 has a
+    prime factor above 7 and y's does not, or the other axis is too long for a block of the
+    cyclic reduction (PDESTUDIO_LATTICE_AXIS = x or y overrides, for the benchmarks)."""
+    forced = os.environ.get("PDESTUDIO_LATTICE_AXIS", "")
+    if forced in ("x", "y"):
+        return forced
+    fits = {"x": lat.ny <= MAX_WIDTH, "y": lat.nx <= MAX_WIDTH}
+    candidates = [a for a in ("x", "y") if fits[a]] or ["x"]
+    for a in candidates:
+        if smooth(2 * (lat.nx if a == "x" else lat.ny) - 2):
+            return a
+    return candidates[0]
 
 
 class LatticeImex:
@@ -71,9 +99,16 @@ class LatticeImex:
         self.real = real
         lat = fused.imex.lattice.lat
         self.lat = lat
-        self.k = load_kernels(CU, sim.dtype, ["lat_pack", "lat_pcr", "lat_finish", "lat_lap"])
+        self.k = load_kernels(CU, sim.dtype, ["lat_pack", "lat_rec", "lat_finish", "lat_lap",
+                                              "lat_pack_t", "lat_finish_t"])
         S, nx, ny = len(sim.species), lat.nx, lat.ny
-        self.S, rows, Nx = S, S * lat.ny, 2 * lat.nx - 2
+        self.S = S
+        self.axis = transform_axis(lat)
+        # the transform's axis (n, spacing) and the rows' axis (the tridiagonal systems)
+        (nt, ht), (nr, hr) = (((nx, lat.hx), (ny, lat.hy)) if self.axis == "x"
+                              else ((ny, lat.hy), (nx, lat.hx)))
+        self.nt, self.nr, self.hr = nt, nr, hr
+        rows, Nt = S * nr, 2 * nt - 2
         self.order = cp.asarray(lat.order, dtype=cp.int64)
         n = sim.mesh.n_vertices
         c, A, Ahat = ARS[sim.params["integrator"]]
@@ -85,22 +120,28 @@ class LatticeImex:
         self.Y = [None] + [new() for _ in range(ns - 2)]  # stages 1 … ns − 2
         self.rhs = new()
         cplx = np.complex128 if np.dtype(real) == np.float64 else np.complex64
-        self.ext = cp.empty((rows, Nx), dtype=real)
-        self.spec = cp.empty((rows, nx), dtype=cplx)
+        self.ext = cp.empty((rows, Nt), dtype=real)
+        self.spec = cp.empty((rows, nt), dtype=cplx)
         double = np.dtype(real) == np.float64
-        self.fwd = cufft.PlanNd([Nx], [Nx], 1, Nx, [nx], 1, nx,
+        self.fwd = cufft.PlanNd([Nt], [Nt], 1, Nt, [nt], 1, nt,
                                 cufft.CUFFT_D2Z if double else cufft.CUFFT_R2C, rows, "C", -1,
                                 None)
-        self.inv = cufft.PlanNd([Nx], [nx], 1, nx, [Nx], 1, Nx,
+        self.inv = cufft.PlanNd([Nt], [nt], 1, nt, [Nt], 1, Nt,
                                 cufft.CUFFT_Z2D if double else cufft.CUFFT_C2R, rows, "C", -1,
                                 None)
         self.direction = (cufft.CUFFT_FORWARD, cufft.CUFFT_INVERSE)
-        lx = (2 - 2 * np.cos(np.pi * np.arange(nx) / (nx - 1))) / lat.hx**2
-        self.lam_x = cp.asarray(lx, dtype=real)
-        self.threads = min(MAX_WIDTH, -(-ny // 32) * 32)
-        self.smem = 8 * ny * np.dtype(real).itemsize  # two systems of a, b, c, d
+        lt = (2 - 2 * np.cos(np.pi * np.arange(nt) / (nt - 1))) / ht**2
+        self.lam = cp.asarray(lt, dtype=real)
+        self.threads = 256  # per two modes (kernels/lattice_imex.cu, LAT_REC_THREADS)
+        self.smem = 2 * (2 * nr - 2) * np.dtype(real).itemsize  # two extensions
         if self.smem > 48 * 1024:
-            self.k["lat_pcr"].max_dynamic_shared_size_bytes = self.smem
+            self.k["lat_rec"].max_dynamic_shared_size_bytes = self.smem
+        if self.axis == "x":
+            self.pack, self.finish = self.k["lat_pack"], self.k["lat_finish"]
+            self.tgrid, self.tblock = (-(-(nx * ny) // BLOCK), S), (BLOCK,)
+        else:
+            self.pack, self.finish = self.k["lat_pack_t"], self.k["lat_finish_t"]
+            self.tgrid, self.tblock = (-(-nx // 32), -(-ny // 32), S), (32, 32)
         self.grid = (-(-(nx * ny) // BLOCK), S)
         self._tables = None
         self._coefs = None
@@ -183,16 +224,17 @@ class LatticeImex:
         for i in range(1, ns):
             T, g, out, Iout = tab["stages"][i - 1]
             cf = [real(x * dt) for x in g] + [real(0)] * (MAXT - len(g))
-            k["lat_pack"](self.grid, (BLOCK,), (self.order, nx, ny, S, tab["U"], T,
+            self.pack(self.tgrid, self.tblock, (self.order, nx, ny, S, tab["U"], T,
                                                 np.int32(len(g)), *cf, tab["rhs"], self.ext))
             self.fwd.fft(self.ext, self.spec, self.direction[0])
             gdt = A[i][i] * dt
             deltas = [real(gdt * x) for x in coefs] + [real(0)] * (4 - self.S)
-            k["lat_pcr"](((lat.nx + 1) // 2, self.S), (self.threads,), (
-                self.spec, nx, ny, S, self.lam_x, real(1 / lat.hy**2), *deltas,
-                real(1.0 / (2 * lat.nx - 2))), shared_mem=self.smem)
+            k["lat_rec"](((self.nt + 1) // 2, self.S), (self.threads,), (
+                self.spec, np.int32(self.nt), np.int32(self.nr), S, self.lam,
+                real(1 / self.hr**2), *deltas, real(1.0 / (2 * self.nt - 2))),
+                shared_mem=self.smem)
             self.inv.fft(self.spec, self.ext, self.direction[1])
-            k["lat_finish"](self.grid, (BLOCK,), (self.order, nx, ny, S, self.ext, tab["rhs"],
+            self.finish(self.tgrid, self.tblock, (self.order, nx, ny, S, self.ext, tab["rhs"],
                                                   out, Iout, real(1.0 / gdt)))
             if i < ns - 1:
                 self._rates(self.Y[i], self.R[i])

@@ -99,11 +99,26 @@ def _perturbed_pair(integrator, dtype, **kw):
     return _pair(SCHNAKENBERG, dtype=dtype, integrator=integrator, **kw)
 
 
+def test_the_transform_runs_along_an_axis_cufft_is_fast_on():
+    from pdestudio.solvers.equations.lattice_imex import smooth, transform_axis
+    from pdestudio.solvers.mesh.lattice import Lattice
+    lat = lambda nx, ny: Lattice(nx, ny, 1.0, 1.0, np.arange(nx * ny))  # noqa: E731
+    assert smooth(630) and not smooth(1264)  # 2·3²·5·7; 2⁴·79
+    assert transform_axis(lat(633, 316)) == "y"  # the benchmark's 200,000-vertex rectangle
+    assert transform_axis(lat(65, 33)) == "x"
+    assert transform_axis(lat(7000, 300)) == "x"  # a system of 7000 rows does not fit a block
+    assert transform_axis(lat(300, 7000)) == "y"
+    assert transform_axis(lat(80, 40)) == "x"  # neither smooth: no transposes
+
+
 @pytest.mark.gpu
+@pytest.mark.parametrize("axis", ["x", "y"])
 @pytest.mark.parametrize("integrator", ["imex1", "imex", "imex3"])
-def test_gpu_lattice_step_matches_the_reference_float64(integrator):
+def test_gpu_lattice_step_matches_the_reference_float64(integrator, axis, monkeypatch):
+    monkeypatch.setenv("PDESTUDIO_LATTICE_AXIS", axis)
     ref, gpu = _perturbed_pair(integrator, "float64", dt=0.15)
     assert gpu.scheme.lattice_why is None, gpu.scheme.lattice_why
+    assert gpu.scheme.lattice_imex.axis == axis
     ref.step(20)
     gpu.step(20)
     assert gpu.t == pytest.approx(ref.t, rel=1e-14)
@@ -111,7 +126,9 @@ def test_gpu_lattice_step_matches_the_reference_float64(integrator):
 
 
 @pytest.mark.gpu
-def test_gpu_lattice_step_float32_matches_to_its_precision():
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_gpu_lattice_step_float32_matches_to_its_precision(axis, monkeypatch):
+    monkeypatch.setenv("PDESTUDIO_LATTICE_AXIS", axis)
     ref, gpu = _perturbed_pair("imex3", "float32", dt=0.15)
     assert gpu.scheme.lattice_why is None
     ref.step(20)
@@ -120,7 +137,9 @@ def test_gpu_lattice_step_float32_matches_to_its_precision():
 
 
 @pytest.mark.gpu
-def test_gpu_lattice_graphs_equal_plain_steps_and_follow_live_parameters():
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_gpu_lattice_graphs_equal_plain_steps_and_follow_live_parameters(axis, monkeypatch):
+    monkeypatch.setenv("PDESTUDIO_LATTICE_AXIS", axis)
     ref, gpu = _perturbed_pair("imex3", "float64", dt=0.1)
     plain = solvers.create(solvers.define(SCHNAKENBERG), backend="cupy", integrator="imex3",
                            dt=0.1)
