@@ -14,11 +14,12 @@ E = R − I is imex.py's explicit part; I_0 = c·L U comes from the 5-point sten
 last stage writes the new state over U (every read of U is done by then). Kernels:
 kernels/lattice_imex.cu. Used where every species has a constant implicit coefficient c_s > 0,
 zero-flux boundaries, no transports and no t in the model, the mesh is a lattice
-(solvers/mesh/lattice.py) at most 1024 nodes across one of its axes, and at most 4 species.
+(solvers/mesh/lattice.py) at most MAX_WIDTH nodes across one of its axes, and at most 4
+species.
 The transform runs along x where 2nx − 2 has no prime factor above 7 (cuFFT's fast sizes), else
 along y where 2ny − 2 has none (the lattice transposed through shared-memory tiles by
-lat_pack_t and lat_finish_t): `transform_axis`; otherwise imex.py's
-array path runs (`LatticeImex.why_not` says why).
+lat_pack_t and lat_finish_t): `transform_axis`; otherwise imex.py's array path runs (`why_not`
+says why, `sim.scheme.lattice_why`).
 """
 from __future__ import annotations
 
@@ -76,8 +77,8 @@ def smooth(n: int) -> bool:
 
 def transform_axis(lat) -> str:
     """The axis of the cosine transform: x (no transposes) unless its extension 2nx − 2 has a
-    prime factor above 7 and y's does not, or the other axis is too long for a block of the
-    cyclic reduction (PDESTUDIO_LATTICE_AXIS = x or y overrides, for the benchmarks)."""
+    prime factor above 7 and y's does not, or the other axis is too long for a block of lat_rec
+    (PDESTUDIO_LATTICE_AXIS = x or y overrides, for the tests and benchmarks)."""
     forced = os.environ.get("PDESTUDIO_LATTICE_AXIS", "")
     if forced in ("x", "y"):
         return forced
