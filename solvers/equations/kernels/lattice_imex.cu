@@ -2,7 +2,7 @@
 // docs/EQUATIONS.md "IMEX"): the implicit solves (I − δ·L) x = b with L the 5-point Laplacian
 // with mirrored ends, by a type-I cosine transform along one axis (the real FFT of the even
 // extension, cuFFT between these kernels) and a tridiagonal solve along the other per cosine
-// mode (two first-order recurrences, a block of 128 threads per two modes and a species).
+// mode (two first-order recurrences, a block of 256 threads per two modes and a species).
 //
 // Layouts: vertex arrays in the mesh's order, lattice node k = j·nx + i at vertex order[k].
 // Transform along x (lat_pack, lat_finish): the extension of species s is row s·ny + j,
