@@ -227,7 +227,7 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--imex-factor", type=float, default=20.0,
                     help="the IMEX step over the explicit one (the goal: at least 20)")
     ap.add_argument("--imex-cases", default="schnakenberg,chemotaxis")
-    ap.add_argument("--imex-integrator", default="imex3", choices=("imex", "imex1", "imex3"),
+    ap.add_argument("--imex-integrator", default="imex3", choices=("imex", "imex1", "imex3", "imex443"),
                     help="of the model file (the built-in chemotaxis has its own imex)")
     ap.add_argument("--steps", type=int, default=200,
                     help="per timed run (on the GPU take thousands: CUDA graphs of 64 steps)")

@@ -300,12 +300,16 @@ class FusedEquations(SchemeBase):
         sim = self.sim
         ptrs = lambda d: tuple(int(d[s].data.ptr) for s in sim.species)  # noqa: E731
         key = (ptrs(sim.state), ptrs(self.buffers[0]), ptrs(self.buffers[1]), float(dt))
-        if self.lattice_imex is not None:  # (its tables and coefficients made before capture)
-            self.lattice_imex.prepare()
-            key += (self.lattice_imex.coefs(),)
+        lattice = self.lattice_imex
+        if lattice is not None:  # (its tables and coefficients made before capture)
+            lattice.prepare(dt)
+            key += (lattice.coefs(),)
         saved = (dict(sim.state), [dict(b) for b in self.buffers])
 
         def queue(n):
+            if lattice is not None and lattice.point:  # (steps that pack the next one's start)
+                lattice.run(n, dt)
+                return
             if self.tiles is not None:  # (tile_plan: steps divides GRAPH_STEPS = n)
                 for _ in range(n // self.tiles.steps):
                     self.tile_steps(dt)

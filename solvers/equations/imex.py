@@ -8,8 +8,10 @@ second-order, L-stable IMEX Runge–Kutta scheme ARS(2,2,2) of Ascher, Ruuth & S
 
 with I(U₂) = (U₂ − rhs₂)/(γ·dt) from the first solve (no extra product), both solves with the
 same matrix. `imex1` is the first-order semi-implicit Euler, (I − dt·c·L₀) s⁺ = s + dt·E(s);
-`imex3` the third-order ARS(4,4,3) of the same paper (four solves a step, γ = 1/2). All three
-are one table each in ARS, run by one loop.
+`imex3` the third-order ARS(3,4,3) of the same paper (three solves a step, γ ≈ 0.4359; its
+explicit part is not stiffly accurate: one more evaluation of E at the last stage), `imex443` its
+ARS(4,4,3) (four solves, γ = 1/2; on Schnakenberg 4–5× further from the converged pattern than
+ARS(3,4,3) at the same step, docs/EQUATIONS.md). All are one table each in ARS, run by one loop.
 A one-step scheme: a changed step (an adaptive step, the last step onto an end time), a brush
 stroke or a restart from a checkpoint need no history.
 
@@ -40,20 +42,40 @@ TRANSFORMS = {("P", "P"): None, ("N", "N"): ("dct", 2, 0.0), ("D", "D"): ("dst",
 
 ARS_GAMMA = 1.0 - 1.0 / np.sqrt(2.0)
 ARS_DELTA = 1.0 - 1.0 / (2.0 * ARS_GAMMA)
-# (c, implicit A, explicit Â) of the stiffly accurate IMEX Runge–Kutta schemes of Ascher, Ruuth
-# & Spiteri (1997) with an explicit first stage: the last stage is the new state, the implicit
-# diagonal is constant (one matrix per step)
+# (c, implicit A, explicit Â[, explicit weights b̂]) of the IMEX Runge–Kutta schemes of Ascher,
+# Ruuth & Spiteri (1997) with an explicit first stage and a constant implicit diagonal (one
+# matrix per step); without b̂ the last stage is the new state
 _G, _D = ARS_GAMMA, ARS_DELTA
 ARS = {
     "imex1": ((0.0, 1.0), ((), (0.0, 1.0)), ((), (1.0,))),
     "imex": ((0.0, _G, 1.0), ((), (0.0, _G), (0.0, 1.0 - _G, _G)),
              ((), (_G,), (_D, 1.0 - _D))),
-    "imex3": ((0.0, 0.5, 2 / 3, 0.5, 1.0),
+    "imex443": ((0.0, 0.5, 2 / 3, 0.5, 1.0),
               ((), (0.0, 0.5), (0.0, 1 / 6, 0.5), (0.0, -0.5, 0.5, 0.5),
                (0.0, 1.5, -1.5, 0.5, 0.5)),
               ((), (0.5,), (11 / 18, 1 / 18), (5 / 6, -5 / 6, 0.5),
                (0.25, 1.75, 0.75, -1.75))),
 }
+
+
+def _ars343():
+    """ARS(3,4,3): third order, L-stable, three solves a step. γ is the root in (0, 1/2) of
+    6γ³ − 18γ² + 9γ − 1 = 0; the explicit part is not stiffly accurate (its weights b̂ equal
+    the implicit ones, so the new state is the last stage plus dt·Σ (b̂_j − Â_4j)·E_j, with
+    E_3 at the last stage). Â_32 is the paper's 0.3966543747, Â_42 = Â_43 solve the third-order
+    condition Σ b_i Â_ij c_j = 1/6 exactly (the paper's 10 digits leave 6e-11)."""
+    g = float(next(r.real for r in np.roots([6.0, -18.0, 9.0, -1.0]) if 0.3 < r.real < 0.5))
+    c3 = (1.0 + g) / 2.0
+    b1, b2 = -1.5 * g * g + 4.0 * g - 0.25, 1.5 * g * g - 5.0 * g + 1.25
+    a32 = 0.3966543747
+    a42 = (1.0 / 6.0 - b2 * a32 * g) / (g * (g + c3))
+    return ((0.0, g, c3, 1.0),
+            ((), (0.0, g), (0.0, (1.0 - g) / 2.0, g), (0.0, b1, b2, g)),
+            ((), (g,), (c3 - a32, a32), (1.0 - 2.0 * a42, a42, a42)),
+            (0.0, b1, b2, g))
+
+
+ARS["imex3"] = _ars343()
 
 
 def _hom(kind: str) -> str:
@@ -99,7 +121,7 @@ class ImexReference(ExplicitReference):
             if lam > 0:
                 dt = min(dt, 0.9 / lam)
         real = sim.real
-        c, A, Ahat = ARS[sim.params["integrator"]]
+        c, A, Ahat, *bhat = ARS[sim.params["integrator"]]
         E, I = [E1], [None]
         for i in range(1, len(c)):
             gdt = A[i][i] * dt
@@ -118,6 +140,15 @@ class ImexReference(ExplicitReference):
             if i + 1 < len(c):
                 I.append(Ii)
                 E.append(self._explicit(Y, t + c[i] * dt)[0])
+        if bhat:  # the explicit part not stiffly accurate: s⁺ = Y + dt·Σ (b̂_j − Â_last,j)·E_j
+            last = len(c) - 1
+            E.append(self._explicit(Y, t + dt)[0])
+            w = [bhat[0][j] - (Ahat[last][j] if j < last else 0.0) for j in range(len(c))]
+            for s in sim.species:
+                for j, wj in enumerate(w):
+                    if wj:
+                        Y[s] = Y[s] + real(wj * dt) * E[j][s]
+            self.pin(Y, t + dt)
         for s in sim.species:
             sim.state[s] = Y[s]
         return dt

@@ -1,4 +1,4 @@
-"""integrator=imex/imex1/imex3 of a model file on a lattice mesh, on the GPU (docs/EQUATIONS.md,
+"""integrator=imex/imex1/imex3/imex443 of a model file on a lattice mesh, on the GPU (docs/EQUATIONS.md,
 "IMEX"): imex.py's ARS step with every launch on the device and nothing on the host between
 them, so that `fused.py` replays whole steps as CUDA graphs.
 
@@ -32,6 +32,7 @@ from ..core.backend import load_kernels
 from .imex import ARS
 
 CU = Path(__file__).resolve().parent / "kernels" / "lattice_imex.cu"
+STAGE_CU = CU.parent / "lattice_stage.cu"
 MAXT = 8
 MAX_SPECIES = 4
 MAX_WIDTH = 6000  # rows of a tridiagonal system: its two extensions fit a block's shared memory
@@ -61,6 +62,8 @@ def why_not(fused) -> str | None:
         return "Dirichlet vertices"
     if imex.lattice is None:
         return "the mesh is not a lattice"
+    if len(ARS[sim.params["integrator"]]) > 3 and not pointwise(sim, imex):
+        return "operators in the explicit part with a scheme whose last stage is not the state"
     lat = imex.lattice.lat
     if (lat.ny if transform_axis(lat) == "x" else lat.nx) > MAX_WIDTH:
         return f"the lattice is more than {MAX_WIDTH} nodes across in both directions"
@@ -90,6 +93,86 @@ def transform_axis(lat) -> str:
     return candidates[0]
 
 
+def pointwise(sim, imex) -> bool:
+    """Whether every term with an operator is implicit (then the explicit part E is the
+    reaction, a function of the node's values: lat_stage evaluates it where it finishes a
+    stage, and no rates kernel runs)."""
+    implicit = set(imex.implicit)
+    return all((s, t) in implicit for s in sim.species for t in sim.central_terms[s])
+
+
+def point_source(sim) -> str:
+    """kernels/equations.cu's helpers, the model's reaction at one node as
+    lat_point<T>(P, x, y, z, s, k) and kernels/lattice_stage.cu."""
+    from .codegen import Names, expr
+    from .fused import MARKER, TEMPLATE
+    d = sim.definition
+    nm = Names(d.species, d.algebraic, d.parameters)
+    body = ["const T r = sqrt(x * x + y * y); const T t = T(0);"]
+    body += [f"const T p_{p} = P[{i}]; (void)p_{p};" for i, p in enumerate(d.parameters)]
+    body += [f"const T s_{s} = sv[{k}]; (void)s_{s};" for k, s in enumerate(d.species)]
+    body += [f"const T a_{a} = {expr(tree, nm)}; (void)a_{a};"
+             for a, tree in d.algebraic.items()]
+    body += ["(void)x; (void)y; (void)z; (void)r; (void)t;"]
+    body += [f"k[{k}] = {expr(sim.splits[s].reaction, nm)};" for k, s in enumerate(d.species)]
+    fn = ("template <typename T>\n__device__ __forceinline__ void lat_point(const T* __restrict__ P, "
+          "const T x, const T y, const T z, const T* sv, T* k)\n{\n    "
+          + "\n    ".join(body) + "\n}\n\n#include \"lattice_stage.cu\"\n")
+    return TEMPLATE.read_text().replace(MARKER, fn)
+
+
+def compile_stage(sim):
+    """lat_stage of `sim`'s model (cached like the model's other kernels)."""
+    import hashlib
+    from .fused import TEMPLATE, _cache_dir
+    src = point_source(sim)
+    digest = hashlib.sha256((src + sim.dtype + STAGE_CU.read_text()).encode()).hexdigest()[:24]
+    folder = _cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"lattice_{digest}.cu"
+    if not path.exists():
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(src)
+        os.replace(tmp, path)
+    return load_kernels(path, sim.dtype, ["lat_stage"], include_dirs=(TEMPLATE.parent,))
+
+
+LAT_START, LAT_MID, LAT_LAST = 0, 1, 2  # lat_stage's modes (kernels/lattice_stage.cu)
+
+
+def point_plan(table, dt: float) -> tuple[dict, list]:
+    """The launches of lat_stage for steps of dt by the ARS scheme `table` (imex.ARS), as
+    (start, [(A_ii·dt, launch) per implicit stage]): a launch is a dict of mode, the stage's
+    outputs Eout (index of E) and Iout (index of I), the older terms [(kind "E" or "I", index,
+    weight·dt)], cE and cI (the weights·dt of the stage's own E and I in the next right-hand
+    side; at the last stage cE weighs E in the new state and cI is Â_10·dt of the next step's
+    first stage), inv_gdt. Pure Python: the CPU tests run it on NumPy (lattice_emulate)."""
+    c, A, Ahat, *bh = table
+    ns = len(c)
+    assert all(A[i][0] == 0.0 for i in range(1, ns))  # ARS: no implicit part of stage 0
+    first = Ahat[1][0] * dt
+    start = {"mode": LAT_START, "Eout": 0, "Iout": None, "terms": [], "cE": 0.0, "cI": first,
+             "inv_gdt": 0.0}
+    stages = []
+    for i in range(1, ns):
+        gdt = A[i][i] * dt
+        if i < ns - 1:
+            terms = [("E", j, Ahat[i + 1][j] * dt) for j in range(i) if Ahat[i + 1][j]]
+            terms += [("I", j, A[i + 1][j] * dt) for j in range(1, i) if A[i + 1][j]]
+            launch = {"mode": LAT_MID, "Eout": i, "Iout": i, "terms": terms,
+                      "cE": Ahat[i + 1][i] * dt, "cI": A[i + 1][i] * dt, "inv_gdt": 1.0 / gdt}
+        else:  # s⁺ = Y + dt·Σ (b̂_j − Â_last,j)·E_j (none where the explicit part is stiffly
+            # accurate), then the next step's first stage
+            w = [(bh[0][j] - (Ahat[i][j] if j < i else 0.0)) * dt if bh else 0.0
+                 for j in range(ns)]
+            launch = {"mode": LAT_LAST, "Eout": 0, "Iout": None,
+                      "terms": [("E", j, w[j]) for j in range(i) if w[j]], "cE": w[i],
+                      "cI": first, "inv_gdt": 0.0}
+        assert len(launch["terms"]) <= MAXT
+        stages.append((gdt, launch))
+    return start, stages
+
+
 class LatticeImex:
     def __init__(self, fused):
         import cupy as cp
@@ -112,13 +195,19 @@ class LatticeImex:
         rows, Nt = S * nr, 2 * nt - 2
         self.order = cp.asarray(lat.order, dtype=cp.int64)
         n = sim.mesh.n_vertices
-        c, A, Ahat = ARS[sim.params["integrator"]]
-        self.table = (c, A, Ahat)
+        self.table_full = ARS[sim.params["integrator"]]
+        c, A, Ahat = self.table = self.table_full[:3]
         ns = len(c)
         new = lambda: [cp.empty(n, dtype=real) for _ in range(S)]  # noqa: E731
-        self.R = [new() for _ in range(ns - 1)]  # rates at stages 0 … ns − 2
-        self.I = [new() for _ in range(ns)]  # implicit rates (the last one is scratch)
-        self.Y = [None] + [new() for _ in range(ns - 2)]  # stages 1 … ns − 2
+        # the explicit part pointwise (pointwise): lat_stage finishes a stage and packs the next
+        self.point = pointwise(sim, fused.imex)
+        if self.point:
+            self.E = [new() for _ in range(ns)]  # explicit rates at stages 0 … ns − 1
+            self.I = [None] + [new() for _ in range(ns - 2)]  # implicit, stages 1 … ns − 2
+        else:
+            self.R = [new() for _ in range(ns - 1)]  # rates at stages 0 … ns − 2
+            self.I = [new() for _ in range(ns)]  # implicit rates (the last one is scratch)
+            self.Y = [None] + [new() for _ in range(ns - 2)]  # stages 1 … ns − 2
         self.rhs = new()
         cplx = np.complex128 if np.dtype(real) == np.float64 else np.complex64
         self.ext = cp.empty((rows, Nt), dtype=real)
@@ -146,6 +235,10 @@ class LatticeImex:
         self.grid = (-(-(nx * ny) // BLOCK), S)
         self._tables = None
         self._coefs = None
+        if self.point:
+            self.ks = compile_stage(sim)["lat_stage"]
+            self.sgrid = (-(-nx // 32), -(-ny // 32))
+            self._plan = None
 
     # ---- host-side set-up (before any capture: no copies to the device inside a graph) -----
     def coefs(self) -> tuple:
@@ -193,10 +286,77 @@ class LatticeImex:
         self._tables = (key, t)
         return t
 
-    def prepare(self):
+    def prepare(self, dt=None):
         """Everything a step needs made on the host first (a graph's capture follows)."""
         self.coefs()
-        self.tables()
+        if self.point:
+            self.launches(self.sim.dt if dt is None else dt)
+        else:
+            self.tables()
+
+    def launches(self, dt: float):
+        """point_plan's launches of lat_stage with their device pointer tables, per (state
+        arrays, dt, implicit coefficients)."""
+        cp, real, S = self.cp, self.real, self.S
+        U = [self.sim.state[s] for s in self.sim.species]
+        coefs = self.coefs()
+        key = (tuple(int(u.data.ptr) for u in U), float(dt), coefs)
+        if self._plan is not None and self._plan[0] == key:
+            return self._plan[1]
+        ptr = lambda arrs: cp.asarray(np.array([int(a.data.ptr) for a in arrs],  # noqa: E731
+                                               dtype=np.uint64))
+        null = np.uint64(0)
+        sets = {"E": self.E, "I": self.I}
+
+        def args(launch):
+            terms = launch["terms"]
+            flat = []
+            for s in range(S):
+                flat += [sets[k][j][s] for k, j, _ in terms] + [U[s]] * (MAXT - len(terms))
+            cf = [real(w) for _, _, w in terms] + [real(0)] * (MAXT - len(terms))
+            E = null if launch["Eout"] is None else ptr(self.E[launch["Eout"]])
+            I = null if launch["Iout"] is None else ptr(self.I[launch["Iout"]])
+            return (np.int32(launch["mode"]), ptr(U), ptr(self.rhs), E, I, ptr(flat),
+                    np.int32(len(terms)), *cf, real(launch["cE"]), real(launch["cI"]),
+                    real(launch["inv_gdt"]))
+
+        start, stages = point_plan(self.table_full, dt)
+        plan = (args(start), [([real(gdt * x) for x in coefs] + [real(0)] * (4 - S), args(l))
+                              for gdt, l in stages])
+        self._plan = (key, plan)
+        return plan
+
+    def run(self, n: int, dt: float):
+        """n steps of dt (the point path): lat_stage packs the first stage, then per step and
+        implicit stage a forward cuFFT, lat_rec, the inverse and lat_stage (which, after the
+        last stage of a step that another follows, packs that step's first stage)."""
+        start, stages = self.launches(dt)
+        f, lat = self.fused, self.lat
+        X, Yc, Z = f.geo[6], f.geo[7], f.geo[8]
+        head = (self.order, np.int32(lat.nx), np.int32(lat.ny), np.int32(self.S),
+                np.int32(self.axis == "y"))
+        null = np.uint64(0)
+
+        def stage(a, ext_in, ext_out):
+            mode, U, rhs, E, I, T, nt, *rest = a
+            self.ks(self.sgrid, (32, 8), head + (mode, ext_in, ext_out, U, rhs, rhs, E, I, T,
+                                                 nt, *rest, f.P, X, Yc, Z))
+
+        stage(start, null, self.ext)
+        for step in range(n):
+            for k, (deltas, a) in enumerate(stages):
+                self.solve(deltas)
+                more = k < len(stages) - 1 or step < n - 1
+                stage(a, self.ext, self.ext if more else null)
+
+    def solve(self, deltas):
+        """The extension's rows → the stage's solution there ((I − δ_s·L) x = b per species)."""
+        self.fwd.fft(self.ext, self.spec, self.direction[0])
+        self.k["lat_rec"](((self.nt + 1) // 2, self.S), (self.threads,), (
+            self.spec, np.int32(self.nt), np.int32(self.nr), np.int32(self.S), self.lam,
+            self.real(1 / self.hr**2), *deltas, self.real(1.0 / (2 * self.nt - 2))),
+            shared_mem=self.smem)
+        self.inv.fft(self.spec, self.ext, self.direction[1])
 
     # ---- the step ------------------------------------------------------------------------
     def _rates(self, Y, R):
@@ -211,6 +371,9 @@ class LatticeImex:
     def step(self, t, dt_limit):
         sim, real, lat = self.sim, self.real, self.lat
         dt = sim.dt if dt_limit is None else min(sim.dt, dt_limit)
+        if self.point:
+            self.run(1, dt)
+            return dt
         coefs = self.coefs()
         tab = self.tables()
         c, A, Ahat = self.table

@@ -61,8 +61,9 @@ NUMERIC_PARAMS = {
     "integrator": Param("integrator", "str", "euler", "Time integrator: explicit Euler, SSP-RK3, "
                         "RK4, or IMEX (constant-coefficient lap terms implicit): imex is "
                         "second order (ARS(2,2,2)), imex1 semi-implicit Euler, imex3 third "
-                        "order (ARS(4,4,3)).",
-                        choices=("euler", "ssprk3", "rk4", "imex", "imex1", "imex3")),
+                        "order (ARS(3,4,3), three solves a step), imex443 third order "
+                        "(ARS(4,4,3), four).",
+                        choices=("euler", "ssprk3", "rk4", "imex", "imex1", "imex3", "imex443")),
     "dt": Param("dt", "float", None, "Time step (empty: cfl × the stable step).", lo=0,
                 lo_open=True, nullable=True, live=True),
     "cfl": Param("cfl", "float", 0.5, "Fraction of the stable step used when dt is empty.",

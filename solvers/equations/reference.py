@@ -33,8 +33,8 @@ TABLEAUS = {
             (0.5, 1.0, 0.0, 1.0, 0.0, 1 / 3), (1.0, 1.0, 0.0, 1 / 6, 1.0, 0.0)),
 }
 STABILITY = {"euler": 2.0, "ssprk3": 2.5127, "rk4": 2.7853, "imex": 2.0, "imex1": 2.0,
-             "imex3": 2.0}
-IMEX = ("imex", "imex1", "imex3")  # ARS(2,2,2), semi-implicit Euler, ARS(4,4,3) (imex.py)
+             "imex3": 2.0, "imex443": 2.0}
+IMEX = ("imex", "imex1", "imex3", "imex443")  # ARS(2,2,2), Euler, ARS(3,4,3), ARS(4,4,3) (imex.py)
 
 
 def _is_array(a) -> bool:

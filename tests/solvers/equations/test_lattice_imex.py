@@ -25,6 +25,12 @@ SCHNAKENBERG = {
 }
 
 
+# an operator in the explicit part: lap(v) in u's equation
+CROSS = {**SCHNAKENBERG, "model": {"name": "schnak-cross"},
+         "equations": {**SCHNAKENBERG["equations"],
+                       "u": "Du*lap(u) + 0.002*lap(v) + a - u + u^2*v"}}
+
+
 def _rel(a, b):
     return max(float(np.abs(a.fields()[k] - b.fields()[k]).max()
                      / (np.abs(b.fields()[k]).max() + 1e-300)) for k in b.state)
@@ -111,12 +117,91 @@ def test_the_transform_runs_along_an_axis_cufft_is_fast_on():
     assert transform_axis(lat(80, 40)) == "x"  # neither smooth: no transposes
 
 
+def _emulate_point_plan(sim, imex, integrator, dt, n):
+    """lattice_imex.point_plan's launches run on NumPy as kernels/lattice_stage.cu runs them at
+    each node (the solves by the lattice's cosine transforms): n steps from sim's state."""
+    from pdestudio.solvers.equations.imex import ARS
+    from pdestudio.solvers.equations.lattice_imex import LAT_LAST, LAT_MID, LAT_START, point_plan
+    env = imex.rates.env(dict(sim.state), 0.0)
+    coef = dict.fromkeys(sim.species, 0.0)
+    for s, term in imex.implicit:
+        coef[s] += float(imex.rates.ev(term.coef, env))
+    start, stages = point_plan(ARS[integrator], dt)
+    U = {s: sim.state[s].copy() for s in sim.species}
+    E, I, rhs = {}, {}, {}
+
+    def react(Y):
+        return imex.rates(Y, 0.0, implicit=imex.implicit)[0]
+
+    def launch(la, Y, more):
+        older = lambda s: sum(w * (E if k == "E" else I)[j][s]  # noqa: E731
+                              for k, j, w in la["terms"])
+        if la["mode"] == LAT_START:
+            Y = dict(U)
+        if la["mode"] == LAT_LAST:
+            if la["cE"] or la["terms"]:
+                e = react(Y)
+                Y = {s: Y[s] + la["cE"] * e[s] + older(s) for s in sim.species}
+            U.update(Y)
+            if not more:
+                return
+        e = react(Y)
+        E[la["Eout"]] = e
+        if la["mode"] == LAT_MID:
+            I[la["Iout"]] = {s: (Y[s] - rhs[s]) * la["inv_gdt"] for s in sim.species}
+        for s in sim.species:
+            if la["mode"] == LAT_MID:
+                rhs[s] = U[s] + la["cE"] * e[s] + la["cI"] * I[la["Iout"]][s] + older(s)
+            else:
+                rhs[s] = Y[s] + la["cI"] * e[s]
+
+    launch(start, None, True)
+    for step in range(n):
+        for k, (gdt, la) in enumerate(stages):
+            Y = dict(zip(sim.species, imex.lattice.solve([rhs[s] for s in sim.species],
+                                                          [gdt * coef[s] for s in sim.species])))
+            launch(la, Y, k < len(stages) - 1 or step < n - 1)
+    return U
+
+
+@pytest.mark.parametrize("integrator", ["imex1", "imex", "imex3", "imex443"])
+def test_the_fused_stage_plan_on_numpy_equals_the_reference_steps(integrator):
+    """The GPU point path's bookkeeping (lattice_imex.point_plan: each stage finished and the
+    next packed by one launch, E the reaction at the node, the next step's first stage packed
+    by the last stage, ARS(3,4,3)'s explicit weights b̂ − Â at the last) equals imex.py's loop
+    over 6 steps, to round-off."""
+    from pdestudio.solvers.equations.imex import ImexReference
+    from pdestudio.solvers.equations.lattice_imex import pointwise
+    mid = solvers.define(SCHNAKENBERG)
+    ref = solvers.create(mid, backend="numpy", integrator=integrator, dt=0.15)
+    sim = solvers.create(mid, backend="numpy", integrator=integrator, dt=0.15)
+    imex = ImexReference(sim)
+    assert pointwise(sim, imex) and imex.lattice is not None
+    U = _emulate_point_plan(sim, imex, integrator, 0.15, 6)
+    ref.step(6)
+    for s in ref.state:
+        scale = np.abs(ref.state[s]).max()
+        assert np.abs(U[s] - ref.state[s]).max() < 1e-12 * scale, s
+    # and the plan moved the state: not the start
+    assert max(np.abs(U[s] - sim.state[s]).max() for s in U) > 1e-3
+
+
+def test_a_cross_diffusion_term_keeps_the_rates_kernel_path():
+    """An operator left in the explicit part (lap(v) in u's equation) is not pointwise: the
+    lattice step keeps the generated rates kernel (GPU test below)."""
+    from pdestudio.solvers.equations.imex import ImexReference
+    from pdestudio.solvers.equations.lattice_imex import pointwise
+    sim = solvers.create(solvers.define(CROSS), backend="numpy", integrator="imex3")
+    assert not pointwise(sim, ImexReference(sim))
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("axis", ["x", "y"])
-@pytest.mark.parametrize("integrator", ["imex1", "imex", "imex3"])
+@pytest.mark.parametrize("integrator", ["imex1", "imex", "imex3", "imex443"])
 def test_gpu_lattice_step_matches_the_reference_float64(integrator, axis, monkeypatch):
     monkeypatch.setenv("PDESTUDIO_LATTICE_AXIS", axis)
     ref, gpu = _perturbed_pair(integrator, "float64", dt=0.15)
+    assert gpu.scheme.lattice_imex.point
     assert gpu.scheme.lattice_why is None, gpu.scheme.lattice_why
     assert gpu.scheme.lattice_imex.axis == axis
     ref.step(20)
@@ -159,6 +244,22 @@ def test_gpu_lattice_graphs_equal_plain_steps_and_follow_live_parameters(axis, m
     gpu.step(128)  # two graphs
     ref.step(128)
     assert _rel(gpu, ref) < 1e-10
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("integrator", ["imex443", "imex3"])
+def test_gpu_an_explicit_operator_takes_the_rates_kernel_or_the_array_path(integrator):
+    """With lap(v) in u's equation: ARS(4,4,3) runs the lattice step with the generated rates
+    kernel; ARS(3,4,3) (its last stage not the state) is refused with the reason and runs
+    imex.py on CuPy. Both equal the NumPy float64 reference."""
+    ref, gpu = _pair(CROSS, dtype="float64", integrator=integrator, dt=0.15)
+    if integrator == "imex443":
+        assert gpu.scheme.lattice_why is None and not gpu.scheme.lattice_imex.point
+    else:
+        assert "explicit part" in gpu.scheme.lattice_why
+    ref.step(20)
+    gpu.step(20)
+    assert _rel(gpu, ref) < 1e-11
 
 
 @pytest.mark.gpu
