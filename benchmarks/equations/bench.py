@@ -7,8 +7,9 @@
          chosen backend and py-pde's (numba, explicit Euler, the same step) when it is installed
   imex   Schnakenberg (the gallery's model file on the "rectangle" surface) and the built-in
          chemotaxis on --imex-vertices vertices (200,000 by default) to --imex-t (200): the
-         explicit run, the IMEX run at 20× its step (capped by the IMEX bound), and the relative
-         L2 difference (mixed areas) of the IMEX run against an explicit run with half the step
+         explicit run, the IMEX run at 20× its step (capped by the IMEX bound; --imex-factor
+         and --imex-integrator take lists), and the relative L2 difference (mixed areas) of the
+         IMEX run against an explicit run with half the step
 
     python -m benchmarks.equations.bench --backend cupy              # the device rows
     python -m benchmarks.equations.bench --backend numpy --only bruss
@@ -177,7 +178,11 @@ WARM_STEPS = 64  # a CUDA graph's steps (the graphs themselves are captured in t
 
 def imex(backend, vertices, t_end, factor=20.0, which="schnakenberg,chemotaxis",
          integrator="imex") -> list[dict]:
+    """The IMEX rows: `factor` and the model file's `integrator` may be comma-separated lists
+    (every pair is run against the same explicit and half-step runs)."""
     out = []
+    factors = [float(f) for f in str(factor).split(",")]
+    integrators = str(integrator).split(",")
     schnak = solvers.define(MODELS / "schnakenberg.toml")
     # the gallery's Schnakenberg has wavelength ≈ 15 on its 100 × 100 grid; on the 32 × 16 mesh
     # rectangle its diffusivities scaled by 1/40 give the same pattern √40 times smaller
@@ -193,24 +198,28 @@ def imex(backend, vertices, t_end, factor=20.0, which="schnakenberg,chemotaxis",
         half = solvers.create(model, backend=backend, dt=explicit.dt / 2, **kw)
         probe = solvers.create(model, backend=backend, integrator="imex",
                                dt=explicit.dt, **kw)
-        dt = min(factor * explicit.dt, 0.999 * probe.dt_max)
-        integ = integrator if name == "schnakenberg" else "imex"
-        implicit = solvers.create(model, backend=backend, integrator=integ, dt=dt, **kw)
-        for warm in (solvers.create(model, backend=backend, integrator=integ, dt=dt, **kw),
-                     solvers.create(model, backend=backend, **kw)):
-            # kernels compiled, FFT plans made before the timed runs
-            warm.advance(min(t_end, 2 * WARM_STEPS * warm.dt))
-            _sync(warm)
-        n_imx, w_imx = _run(implicit, t_end, f"{name} imex dt={dt:.3g}")
+        warm = solvers.create(model, backend=backend, **kw)
+        warm.advance(min(t_end, 2 * WARM_STEPS * warm.dt))  # the explicit kernels compiled
+        _sync(warm)
         n_exp, w_exp = _run(explicit, t_end, f"{name} explicit dt={explicit.dt:.3g}")
         _run(half, t_end, f"{name} explicit dt/2")
         area = np.asarray(explicit.mesh.mixed_areas)
-        out.append(row(f"{integ} {name} {vertices} {backend} t={t_end:g}", explicit_steps=n_exp,
-                       imex_steps=n_imx, step_ratio=n_exp / n_imx, explicit_s=w_exp,
-                       imex_s=w_imx, wall_ratio=w_exp / w_imx,
-                       imex_path=_imex_path(implicit.scheme),
-                       rel_l2_vs_half_step=_rel_l2(area, implicit, half),
-                       explicit_rel_l2_vs_half_step=_rel_l2(area, explicit, half)))
+        for integ in (integrators if name == "schnakenberg" else ["imex"]):
+            for f in factors:
+                dt = min(f * explicit.dt, 0.999 * probe.dt_max)
+                implicit = solvers.create(model, backend=backend, integrator=integ, dt=dt, **kw)
+                warm = solvers.create(model, backend=backend, integrator=integ, dt=dt, **kw)
+                # kernels compiled, FFT plans made before the timed run
+                warm.advance(min(t_end, 2 * WARM_STEPS * warm.dt))
+                _sync(warm)
+                n_imx, w_imx = _run(implicit, t_end, f"{name} {integ} dt={dt:.3g}")
+                out.append(row(f"{integ} {name} {vertices} {backend} t={t_end:g}",
+                               factor=dt / explicit.dt, explicit_steps=n_exp,
+                               imex_steps=n_imx, step_ratio=n_exp / n_imx, explicit_s=w_exp,
+                               imex_s=w_imx, wall_ratio=w_exp / w_imx,
+                               imex_path=_imex_path(implicit.scheme),
+                               rel_l2_vs_half_step=_rel_l2(area, implicit, half),
+                               explicit_rel_l2_vs_half_step=_rel_l2(area, explicit, half)))
     return out
 
 
@@ -224,17 +233,26 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--bruss-n", type=int, default=256)
     ap.add_argument("--imex-vertices", type=int, default=200_000)
     ap.add_argument("--imex-t", type=float, default=200.0)
-    ap.add_argument("--imex-factor", type=float, default=20.0,
-                    help="the IMEX step over the explicit one (the goal: at least 20)")
+    ap.add_argument("--imex-factor", default="20",
+                    help="the IMEX step over the explicit one (the goal: at least 20); "
+                    "comma-separated for several runs against the same explicit ones")
     ap.add_argument("--imex-cases", default="schnakenberg,chemotaxis")
-    ap.add_argument("--imex-integrator", default="imex3", choices=("imex", "imex1", "imex3", "imex443"),
-                    help="of the model file (the built-in chemotaxis has its own imex)")
+    ap.add_argument("--imex-integrator", default="imex3",
+                    help="of the model file, comma-separated: imex, imex1, imex3, imex443 (the "
+                    "built-in chemotaxis has its own imex)")
     ap.add_argument("--steps", type=int, default=200,
                     help="per timed run (on the GPU take thousands: CUDA graphs of 64 steps)")
     ap.add_argument("--bruss-dtypes", default="float64",
                     help="comma-separated; float64 always (py-pde's type)")
     ap.add_argument("--no-py-pde", action="store_true", help="skip the py-pde row's peer")
     a = ap.parse_args(argv)
+    for integ in a.imex_integrator.split(","):
+        if integ not in ("imex", "imex1", "imex3", "imex443"):
+            ap.error(f"--imex-integrator: unknown {integ!r} (imex, imex1, imex3, imex443)")
+    try:
+        [float(f) for f in a.imex_factor.split(",")]
+    except ValueError:
+        ap.error(f"--imex-factor: not numbers: {a.imex_factor!r}")
     if a.quick:
         a.vertices, a.nx, a.bruss_n, a.imex_vertices, a.imex_t, a.steps = (
             1500, 48, 32, 800, 4.0, 20)
