@@ -1,8 +1,14 @@
-"""integrator=imex/imex1/imex3/imex443 of a model file on a lattice mesh, on the GPU (docs/EQUATIONS.md,
-"IMEX"): imex.py's ARS step with every launch on the device and nothing on the host between
-them, so that `fused.py` replays whole steps as CUDA graphs.
+"""integrator=imex/imex1/imex3/imex443 of a model file on a lattice mesh, on the GPU
+(docs/EQUATIONS.md, "IMEX"): imex.py's ARS step with every launch on the device and nothing on
+the host between them, so that `fused.py` replays whole steps as CUDA graphs.
 
-A stage i of ARS (imex.py) is
+Where the explicit part is the reaction alone (`pointwise`: every term with an operator is
+implicit), a step is, per implicit stage, a forward cuFFT, lat_rec, the inverse cuFFT and one
+launch of the generated lat_stage (kernels/lattice_stage.cu: the stage finished, its reaction
+E_i and implicit rate I_i stored, the next right-hand side U + Σ dt·(Â·E + A·I) packed into the
+next extension; the last stage writes the state, adds ARS(3,4,3)'s explicit weights and packs
+the next step's first stage): `point_plan`, `LatticeImex.run`. Otherwise (the rates kernel
+path), a stage i of ARS (imex.py) is
 
     rhs_s = U_s + Σ_j<i dt·(Â_ij·R_j,s + (A_ij − Â_ij)·I_j,s)     (lat_pack, all species)
     (I − A_ii·dt·c_s·L) Y_i,s = rhs_s        (cuFFT along one axis, lat_rec along the other)
@@ -115,8 +121,8 @@ def point_source(sim) -> str:
              for a, tree in d.algebraic.items()]
     body += ["(void)x; (void)y; (void)z; (void)r; (void)t;"]
     body += [f"k[{k}] = {expr(sim.splits[s].reaction, nm)};" for k, s in enumerate(d.species)]
-    fn = ("template <typename T>\n__device__ __forceinline__ void lat_point(const T* __restrict__ P, "
-          "const T x, const T y, const T z, const T* sv, T* k)\n{\n    "
+    fn = ("template <typename T>\n__device__ __forceinline__ void lat_point("
+          "const T* __restrict__ P, const T x, const T y, const T z, const T* sv, T* k)\n{\n    "
           + "\n    ".join(body) + "\n}\n\n#include \"lattice_stage.cu\"\n")
     return TEMPLATE.read_text().replace(MARKER, fn)
 
@@ -146,7 +152,8 @@ def point_plan(table, dt: float) -> tuple[dict, list]:
     outputs Eout (index of E) and Iout (index of I), the older terms [(kind "E" or "I", index,
     weight·dt)], cE and cI (the weights·dt of the stage's own E and I in the next right-hand
     side; at the last stage cE weighs E in the new state and cI is Â_10·dt of the next step's
-    first stage), inv_gdt. Pure Python: the CPU tests run it on NumPy (lattice_emulate)."""
+    first stage), inv_gdt. Pure Python: the CPU tests run it on NumPy
+    (tests/solvers/equations/test_lattice_imex.py, _emulate_point_plan)."""
     c, A, Ahat, *bh = table
     ns = len(c)
     assert all(A[i][0] == 0.0 for i in range(1, ns))  # ARS: no implicit part of stage 0
@@ -199,7 +206,7 @@ class LatticeImex:
         c, A, Ahat = self.table = self.table_full[:3]
         ns = len(c)
         new = lambda: [cp.empty(n, dtype=real) for _ in range(S)]  # noqa: E731
-        # the explicit part pointwise (pointwise): lat_stage finishes a stage and packs the next
+        # the explicit part the reaction alone: lat_stage finishes a stage and packs the next
         self.point = pointwise(sim, fused.imex)
         if self.point:
             self.E = [new() for _ in range(ns)]  # explicit rates at stages 0 … ns − 1
@@ -390,14 +397,8 @@ class LatticeImex:
             cf = [real(x * dt) for x in g] + [real(0)] * (MAXT - len(g))
             self.pack(self.tgrid, self.tblock, (self.order, nx, ny, S, tab["U"], T,
                                                 np.int32(len(g)), *cf, tab["rhs"], self.ext))
-            self.fwd.fft(self.ext, self.spec, self.direction[0])
             gdt = A[i][i] * dt
-            deltas = [real(gdt * x) for x in coefs] + [real(0)] * (4 - self.S)
-            k["lat_rec"](((self.nt + 1) // 2, self.S), (self.threads,), (
-                self.spec, np.int32(self.nt), np.int32(self.nr), S, self.lam,
-                real(1 / self.hr**2), *deltas, real(1.0 / (2 * self.nt - 2))),
-                shared_mem=self.smem)
-            self.inv.fft(self.spec, self.ext, self.direction[1])
+            self.solve([real(gdt * x) for x in coefs] + [real(0)] * (4 - self.S))
             self.finish(self.tgrid, self.tblock, (self.order, nx, ny, S, self.ext, tab["rhs"],
                                                   out, Iout, real(1.0 / gdt)))
             if i < ns - 1:

@@ -70,7 +70,8 @@ lat_stage(const long long* __restrict__ order, int nx, int ny, int S, int axis_y
     __shared__ T tile[LAT_MAXS][LAT_TILE][LAT_TILE + 1];
     const int i0 = blockIdx.x * LAT_TILE, j0 = blockIdx.y * LAT_TILE;
     const bool ay = axis_y != 0;
-    if (mode != LAT_START) lat_tile_io<T>(false, const_cast<T*>(ext_in), nx, ny, S, ay, i0, j0, tile);
+    if (mode != LAT_START)
+        lat_tile_io<T>(false, const_cast<T*>(ext_in), nx, ny, S, ay, i0, j0, tile);
     __syncthreads();
     const T c[LAT_MAXT] = {c0, c1, c2, c3, c4, c5, c6, c7};
     const int tx = threadIdx.x;
