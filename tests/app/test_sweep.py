@@ -146,8 +146,11 @@ def test_ctrl_c_keeps_finished_members_and_a_rerun_finishes(tmp_path):
     out = tmp_path / "gs"
     args = ["gray-scott", "--vary", "F=0.02:0.06:12", "--set", "vertices=1500",
             "--backend", "numpy", "--until", "60", "--out", str(out), "--workers", "1"]
+    # SIGINT as in a terminal, whatever the runner's disposition (a background job's is
+    # "ignored", inherited, and Python then raises no KeyboardInterrupt)
     p = subprocess.Popen([sys.executable, "-m", "pdestudio", "sweep", *args], env=ENV,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     t0 = time.time()
     while not list(out.glob("members/*/row.json")) and time.time() - t0 < 120:
         time.sleep(0.2)
