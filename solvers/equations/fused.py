@@ -117,19 +117,25 @@ def _cache_dir() -> Path:
     return Path(base) / "pdestudio" / "equations"
 
 
-def compile_kernels(sim, batched: bool = False, tiled: bool = False) -> dict:
-    """{"eq_stage", "eq_rates"} RawKernels of `sim`'s model in its dtype (cached); with
-    `batched`, "eq_stage_batch" too; with `tiled`, "eq_tile"."""
-    from ..core.backend import load_kernels
-    src = kernel_source(sim, batched, tiled)
-    digest = hashlib.sha256((src + sim.dtype).encode()).hexdigest()[:24]
+def cached_source(src: str, prefix: str, key: str) -> Path:
+    """`src` written once to the cache folder as PREFIX_<hash of src and key>.cu (atomically:
+    concurrent processes write the same text)."""
+    digest = hashlib.sha256((src + key).encode()).hexdigest()[:24]
     folder = _cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"model_{digest}.cu"
+    path = folder / f"{prefix}_{digest}.cu"
     if not path.exists():
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(src)
         os.replace(tmp, path)
+    return path
+
+
+def compile_kernels(sim, batched: bool = False, tiled: bool = False) -> dict:
+    """{"eq_stage", "eq_rates"} RawKernels of `sim`'s model in its dtype (cached); with
+    `batched`, "eq_stage_batch" too; with `tiled`, "eq_tile"."""
+    from ..core.backend import load_kernels
+    path = cached_source(kernel_source(sim, batched, tiled), "model", sim.dtype)
     names = (["eq_stage", "eq_rates"] + (["eq_stage_batch"] if batched else [])
              + (["eq_tile"] if tiled else []))
     return load_kernels(path, sim.dtype, names, include_dirs=(TEMPLATE.parent,))

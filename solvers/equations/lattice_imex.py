@@ -129,17 +129,9 @@ def point_source(sim) -> str:
 
 def compile_stage(sim):
     """lat_stage of `sim`'s model (cached like the model's other kernels)."""
-    import hashlib
-    from .fused import TEMPLATE, _cache_dir
-    src = point_source(sim)
-    digest = hashlib.sha256((src + sim.dtype + STAGE_CU.read_text()).encode()).hexdigest()[:24]
-    folder = _cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"lattice_{digest}.cu"
-    if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(src)
-        os.replace(tmp, path)
+    from .fused import TEMPLATE, cached_source
+    # (the included kernel file's text in the key: a change there is a new module)
+    path = cached_source(point_source(sim), "lattice", sim.dtype + STAGE_CU.read_text())
     return load_kernels(path, sim.dtype, ["lat_stage"], include_dirs=(TEMPLATE.parent,))
 
 
