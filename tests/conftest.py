@@ -3,6 +3,12 @@ import pytest
 
 from pdestudio import solvers
 def pytest_collection_modifyitems(config, items):
+    # the files with long tests first (the packaging builds before the rest): run on several
+    # cores (.ci/run: pytest-xdist, whole files to a worker) they overlap the short ones instead
+    # of ending the run alone; the order is the same in every worker
+    slow = {item.path for item in items if "slow" in item.keywords}
+    items.sort(key=lambda item: (0 if "packaging" in item.path.parts else 1,
+                                 0 if item.path in slow else 1))
     ok, why = solvers.gpu_status()
     if ok:
         return

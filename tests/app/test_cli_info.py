@@ -57,7 +57,9 @@ def test_models_table_names_each_model_once(capsys):
         assert first_column.count(m) == 1
 
 
-def test_describe_json_is_the_schema_and_the_table_shows_every_parameter(capsys):
+def test_describe_json_is_the_schema_and_the_table_shows_every_parameter(capsys, monkeypatch):
+    # the table fits the terminal's width: a fixed one here (a test worker's may be narrow)
+    monkeypatch.setenv("COLUMNS", "160")
     rc, out, err = cli("describe", "shallow-water", "--json")
     assert rc == 0, err
     d = json.loads(out)
