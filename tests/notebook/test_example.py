@@ -31,9 +31,11 @@ def test_the_example_notebook_runs_top_to_bottom(tmp_path, monkeypatch):
     assert sim.t > 0
     # the stroke painted (radius 1 around 4 points of a mesh with spacing ~0.5: dozens of
     # vertices), and the snapshot taken just after still holds it: v = 0.5 painted there, above
-    # Gray–Scott's own values on this mesh (below 0.3), though the solver ran on in between
+    # Gray–Scott's own values on this mesh (below 0.3), though the solver ran on in between;
+    # how far it ran depends on the machine's load (the reaction u·v² raises a painted 0.5:
+    # 0.549 seen with two test workers on two cores), and v stays below 1 (u + v ≤ 1)
     brush = next(c for c in nb.cells if "view.brush_stroke(" in c.source)
     painted, t, vmax = eval(brush.outputs[-1]["data"]["text/plain"], {"np": np})
     assert painted >= 20 and t > 0
-    assert 0.3 < vmax <= 0.5
+    assert 0.3 < vmax < 1.0
     assert (tmp_path / "gray_scott.png").stat().st_size > 1000
