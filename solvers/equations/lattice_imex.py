@@ -232,12 +232,12 @@ class LatticeImex:
             self.pack, self.finish = self.k["lat_pack_t"], self.k["lat_finish_t"]
             self.tgrid, self.tblock = (-(-nx // 32), -(-ny // 32), S), (32, 32)
         self.grid = (-(-(nx * ny) // BLOCK), S)
-        self._tables = None
+        self._tables = {}
         self._coefs = None
         if self.point:
             self.ks = compile_stage(sim)["lat_stage"]
             self.sgrid = (-(-nx // 32), -(-ny // 32))
-            self._plan = None
+            self._plan, self._ptr_tables = None, {}
 
     # ---- host-side set-up (before any capture: no copies to the device inside a graph) -----
     def coefs(self) -> tuple:
@@ -258,8 +258,8 @@ class LatticeImex:
         cp, sim = self.cp, self.sim
         U = [sim.state[s] for s in sim.species]
         key = tuple(int(u.data.ptr) for u in U)
-        if self._tables is not None and self._tables[0] == key:
-            return self._tables[1]
+        if key in self._tables:  # (kept: a captured graph holds their addresses)
+            return self._tables[key]
         ptr = lambda arrs: cp.asarray(np.array([int(a.data.ptr) for a in arrs],  # noqa: E731
                                                dtype=np.uint64))
         c, A, Ahat = self.table
@@ -282,7 +282,7 @@ class LatticeImex:
             out = U if i == ns - 1 else self.Y[i]
             stages.append((ptr(flat), [g for _, g in terms], ptr(out), ptr(self.I[i])))
         t = {"U": ptr(U), "rhs": ptr(self.rhs), "I0": ptr(self.I[0]), "stages": stages}
-        self._tables = (key, t)
+        self._tables[key] = t
         return t
 
     def prepare(self, dt=None):
@@ -293,35 +293,54 @@ class LatticeImex:
         else:
             self.tables()
 
-    def launches(self, dt: float):
-        """point_plan's launches of lat_stage with their device pointer tables, per (state
-        arrays, dt, implicit coefficients)."""
-        cp, real, S = self.cp, self.real, self.S
+    def pointer_tables(self):
+        """The device arrays of pointers that point_plan's launches read, per configuration of
+        the state's arrays (which arrays a launch reads does not depend on dt). Kept for the
+        object's life: a captured graph holds their addresses, and may replay after a step of
+        another dt or a parameter's round trip."""
+        cp, S = self.cp, self.S
         U = [self.sim.state[s] for s in self.sim.species]
-        coefs = self.coefs()
-        key = (tuple(int(u.data.ptr) for u in U), float(dt), coefs)
-        if self._plan is not None and self._plan[0] == key:
-            return self._plan[1]
+        key = tuple(int(u.data.ptr) for u in U)
+        if key in self._ptr_tables:
+            return self._ptr_tables[key]
         ptr = lambda arrs: cp.asarray(np.array([int(a.data.ptr) for a in arrs],  # noqa: E731
                                                dtype=np.uint64))
         null = np.uint64(0)
         sets = {"E": self.E, "I": self.I}
 
-        def args(launch):
+        def tables(launch):
             terms = launch["terms"]
             flat = []
             for s in range(S):
                 flat += [sets[k][j][s] for k, j, _ in terms] + [U[s]] * (MAXT - len(terms))
-            cf = [real(w) for _, _, w in terms] + [real(0)] * (MAXT - len(terms))
             E = null if launch["Eout"] is None else ptr(self.E[launch["Eout"]])
             I = null if launch["Iout"] is None else ptr(self.I[launch["Iout"]])
-            return (np.int32(launch["mode"]), ptr(U), ptr(self.rhs), E, I, ptr(flat),
-                    np.int32(len(terms)), *cf, real(launch["cE"]), real(launch["cI"]),
-                    real(launch["inv_gdt"]))
+            return ptr(U), ptr(self.rhs), E, I, ptr(flat)
+
+        start, stages = point_plan(self.table_full, 1.0)
+        self._ptr_tables[key] = (tables(start), [tables(la) for _, la in stages])
+        return self._ptr_tables[key]
+
+    def launches(self, dt: float):
+        """point_plan's launches of lat_stage: their pointer tables and scalars, per (state
+        arrays, dt, implicit coefficients)."""
+        real, S = self.real, self.S
+        coefs = self.coefs()
+        tabs = self.pointer_tables()
+        key = (id(tabs), float(dt), coefs)
+        if self._plan is not None and self._plan[0] == key:
+            return self._plan[1]
+
+        def args(launch, tables):
+            terms = launch["terms"]
+            cf = [real(w) for _, _, w in terms] + [real(0)] * (MAXT - len(terms))
+            return (np.int32(launch["mode"]), *tables, np.int32(len(terms)), *cf,
+                    real(launch["cE"]), real(launch["cI"]), real(launch["inv_gdt"]))
 
         start, stages = point_plan(self.table_full, dt)
-        plan = (args(start), [([real(gdt * x) for x in coefs] + [real(0)] * (4 - S), args(l))
-                              for gdt, l in stages])
+        plan = (args(start, tabs[0]),
+                [([real(gdt * x) for x in coefs] + [real(0)] * (4 - S), args(la, t))
+                 for (gdt, la), t in zip(stages, tabs[1])])
         self._plan = (key, plan)
         return plan
 

@@ -247,6 +247,28 @@ def test_gpu_lattice_graphs_equal_plain_steps_and_follow_live_parameters(axis, m
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("model", ["schnakenberg", "cross"])
+def test_gpu_a_graph_replays_after_a_short_step_and_a_parameter_round_trip(model):
+    """A captured graph holds the addresses of the launches' pointer tables: after a step of
+    another dt (the last one onto an end time) and a parameter changed and changed back, the
+    first graph replays and still equals the reference (the stage-kernel path; the rates-kernel
+    path with imex443)."""
+    src, integrator = (SCHNAKENBERG, "imex3") if model == "schnakenberg" else (CROSS, "imex443")
+    ref, gpu = _pair(src, dtype="float64", integrator=integrator, dt=0.1)
+    assert gpu.scheme.lattice_why is None
+    for sim in (ref, gpu):
+        sim.step(64)  # a graph
+        sim.advance(sim.t + 0.05)  # one step of 0.05
+        sim.set_param("Dv", 0.5)
+        sim.step(64)  # another graph
+        sim.set_param("Dv", 1.0)
+        sim.step(64)  # the first graph again
+    assert gpu.steps == ref.steps == 193
+    assert gpu.scheme._graphs is not None and gpu.scheme._graphs.failed is None
+    assert _rel(gpu, ref) < 1e-10
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("integrator", ["imex443", "imex3"])
 def test_gpu_an_explicit_operator_takes_the_rates_kernel_or_the_array_path(integrator):
     """With lap(v) in u's equation: ARS(4,4,3) runs the lattice step with the generated rates
