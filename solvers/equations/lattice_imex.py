@@ -357,7 +357,7 @@ class LatticeImex:
 
         def stage(a, ext_in, ext_out):
             mode, U, rhs, E, I, T, nt, *rest = a
-            self.ks(self.sgrid, (32, 8), head + (mode, ext_in, ext_out, U, rhs, rhs, E, I, T,
+            self.ks(self.sgrid, (32, 8), head + (mode, ext_in, ext_out, U, rhs, E, I, T,
                                                  nt, *rest, f.P, X, Yc, Z))
 
         stage(start, null, self.ext)

@@ -62,7 +62,7 @@ template <typename T>
 __global__ void __launch_bounds__(256)
 lat_stage(const long long* __restrict__ order, int nx, int ny, int S, int axis_y, int mode,
           const T* __restrict__ ext_in, T* __restrict__ ext_out,
-          T* const* __restrict__ U, T* const* __restrict__ rhs, T* const* __restrict__ rhs_next,
+          T* const* __restrict__ U, T* const* __restrict__ rhs,
           T* const* __restrict__ Eout, T* const* __restrict__ Iout,
           const T* const* __restrict__ terms, int nterms, T c0, T c1, T c2, T c3, T c4, T c5,
           T c6, T c7, T cE, T cI, T inv_gdt, const T* __restrict__ P,
@@ -110,7 +110,7 @@ lat_stage(const long long* __restrict__ order, int nx, int ny, int S, int axis_y
                 val = Y[s] + cI * E[s];
             }
             if (Eout != nullptr) Eout[s][v] = E[s];
-            rhs_next[s][v] = val;
+            rhs[s][v] = val;  // (read above by this thread only: one buffer serves)
             tile[s][r][tx] = val;
         }
     }
