@@ -30,6 +30,7 @@ import numpy as np
 from pdestudio import solvers
 
 MODELS = Path(__file__).resolve().parents[2] / "resources" / "models"
+IMEX_INTEGRATORS = ("imex", "imex1", "imex3", "imex443")  # a model file's IMEX integrators
 
 GRAY_SCOTT = {
     "model": {"name": "bench-gray-scott"},
@@ -238,8 +239,8 @@ def main(argv=None) -> list[dict]:
                     "comma-separated for several runs against the same explicit ones")
     ap.add_argument("--imex-cases", default="schnakenberg,chemotaxis")
     ap.add_argument("--imex-integrator", default="imex3",
-                    help="of the model file, comma-separated: imex, imex1, imex3, imex443 (the "
-                    "built-in chemotaxis has its own imex)")
+                    help=f"of the model file, comma-separated: {', '.join(IMEX_INTEGRATORS)} "
+                    "(the built-in chemotaxis has its own imex)")
     ap.add_argument("--steps", type=int, default=200,
                     help="per timed run (on the GPU take thousands: CUDA graphs of 64 steps)")
     ap.add_argument("--bruss-dtypes", default="float64",
@@ -247,8 +248,8 @@ def main(argv=None) -> list[dict]:
     ap.add_argument("--no-py-pde", action="store_true", help="skip the py-pde row's peer")
     a = ap.parse_args(argv)
     for integ in a.imex_integrator.split(","):
-        if integ not in ("imex", "imex1", "imex3", "imex443"):
-            ap.error(f"--imex-integrator: unknown {integ!r} (imex, imex1, imex3, imex443)")
+        if integ not in IMEX_INTEGRATORS:
+            ap.error(f"--imex-integrator: unknown {integ!r} ({', '.join(IMEX_INTEGRATORS)})")
     try:
         [float(f) for f in a.imex_factor.split(",")]
     except ValueError:

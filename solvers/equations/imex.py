@@ -78,6 +78,16 @@ def _ars343():
 ARS["imex3"] = _ars343()
 
 
+def final_weights(table) -> list[float] | None:
+    """The weights w_j of the explicit rates E_j (stages 0 … last) in s⁺ = Y_last + dt·Σ w_j·E_j
+    where the explicit part is not stiffly accurate (w_j = b̂_j − Â_last,j), else None."""
+    c, A, Ahat, *bhat = table
+    if not bhat:
+        return None
+    last = len(c) - 1
+    return [bhat[0][j] - (Ahat[last][j] if j < last else 0.0) for j in range(len(c))]
+
+
 def _hom(kind: str) -> str:
     return {"periodic": "P", "dirichlet": "D"}.get(kind, "N")
 
@@ -121,7 +131,8 @@ class ImexReference(ExplicitReference):
             if lam > 0:
                 dt = min(dt, 0.9 / lam)
         real = sim.real
-        c, A, Ahat, *bhat = ARS[sim.params["integrator"]]
+        c, A, Ahat = ARS[sim.params["integrator"]][:3]
+        w = final_weights(ARS[sim.params["integrator"]])
         E, I = [E1], [None]
         for i in range(1, len(c)):
             gdt = A[i][i] * dt
@@ -140,10 +151,8 @@ class ImexReference(ExplicitReference):
             if i + 1 < len(c):
                 I.append(Ii)
                 E.append(self._explicit(Y, t + c[i] * dt)[0])
-        if bhat:  # the explicit part not stiffly accurate: s⁺ = Y + dt·Σ (b̂_j − Â_last,j)·E_j
-            last = len(c) - 1
+        if w is not None:  # the explicit part not stiffly accurate: s⁺ = Y + dt·Σ w_j·E_j
             E.append(self._explicit(Y, t + dt)[0])
-            w = [bhat[0][j] - (Ahat[last][j] if j < last else 0.0) for j in range(len(c))]
             for s in sim.species:
                 for j, wj in enumerate(w):
                     if wj:

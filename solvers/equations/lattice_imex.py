@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.backend import load_kernels
-from .imex import ARS
+from .imex import ARS, final_weights
 
 CU = Path(__file__).resolve().parent / "kernels" / "lattice_imex.cu"
 STAGE_CU = CU.parent / "lattice_stage.cu"
@@ -146,7 +146,7 @@ def point_plan(table, dt: float) -> tuple[dict, list]:
     side; at the last stage cE weighs E in the new state and cI is Â_10·dt of the next step's
     first stage), inv_gdt. Pure Python: the CPU tests run it on NumPy
     (tests/solvers/equations/test_lattice_imex.py, _emulate_point_plan)."""
-    c, A, Ahat, *bh = table
+    c, A, Ahat = table[:3]
     ns = len(c)
     assert all(A[i][0] == 0.0 for i in range(1, ns))  # ARS: no implicit part of stage 0
     first = Ahat[1][0] * dt
@@ -162,8 +162,7 @@ def point_plan(table, dt: float) -> tuple[dict, list]:
                       "cE": Ahat[i + 1][i] * dt, "cI": A[i + 1][i] * dt, "inv_gdt": 1.0 / gdt}
         else:  # s⁺ = Y + dt·Σ (b̂_j − Â_last,j)·E_j (none where the explicit part is stiffly
             # accurate), then the next step's first stage
-            w = [(bh[0][j] - (Ahat[i][j] if j < i else 0.0)) * dt if bh else 0.0
-                 for j in range(ns)]
+            w = [x * dt for x in (final_weights(table) or [0.0] * ns)]
             launch = {"mode": LAT_LAST, "Eout": 0, "Iout": None,
                       "terms": [("E", j, w[j]) for j in range(i) if w[j]], "cE": w[i],
                       "cI": first, "inv_gdt": 0.0}
