@@ -85,9 +85,11 @@ def check_slider(page, name="F", presses=10):
         handle.send_keys(Keys.ARROW_RIGHT)
         time.sleep(0.05)
     readout = float(page.element(f".pdestudio-param-{name} .widget-readout").text)
+    # the kernel receives the key presses' values one by one: wait for the last (under load an
+    # intermediate one, 0.045 against the readout's 0.047, was read first)
     after = page.wait("the kernel's parameter to follow the slider", lambda: (
-        (v := page.run_json(f"print(_json.dumps(sim.params[{name!r}]))")) != before and v),
-        timeout=20)
+        (v := page.run_json(f"print(_json.dumps(sim.params[{name!r}]))")) != before
+        and abs(v - readout) <= 1e-3 * max(1.0, abs(v)) and v), timeout=20)
     assert after > before, (before, after)
     assert abs(after - readout) <= 1e-3 * max(1.0, abs(after)), (after, readout)
     return before, after
