@@ -39,6 +39,7 @@ from .imex import ARS, final_weights
 
 CU = Path(__file__).resolve().parent / "kernels" / "lattice_imex.cu"
 STAGE_CU = CU.parent / "lattice_stage.cu"
+TILE_CUH = CU.parent / "lattice_tile.cuh"  # (included by lattice_stage.cu)
 MAXT = 8
 MAX_SPECIES = 4
 MAX_WIDTH = 6000  # rows of a tridiagonal system: its two extensions fit a block's shared memory
@@ -131,7 +132,8 @@ def compile_stage(sim):
     """lat_stage of `sim`'s model (cached like the model's other kernels)."""
     from .fused import TEMPLATE, cached_source
     # (the included kernel file's text in the key: a change there is a new module)
-    path = cached_source(point_source(sim), "lattice", sim.dtype + STAGE_CU.read_text())
+    path = cached_source(point_source(sim), "lattice", sim.dtype + STAGE_CU.read_text()
+                         + TILE_CUH.read_text())
     return load_kernels(path, sim.dtype, ["lat_stage"], include_dirs=(TEMPLATE.parent,))
 
 
@@ -171,10 +173,56 @@ def point_plan(table, dt: float) -> tuple[dict, list]:
     return start, stages
 
 
+class LatticeTransform:
+    """The implicit solves (I − δ_s·L) x = b of S species on a lattice between the kernels that
+    pack their right-hand sides into the even extension `ext` and read the solutions back from
+    it: the batched cuFFT plans of the transform's axis (`axis`, transform_axis), the spectrum,
+    and lat_rec (or lat_rec_clk) along the other axis. Also used by the chemotaxis IMEX
+    (solvers/surface_rd/lattice_imex.py)."""
+
+    def __init__(self, lat, real, S: int, *recs):
+        import cupy as cp
+        from cupy.cuda import cufft
+        self.real, self.S = real, S
+        self.axis = transform_axis(lat)
+        # the transform's axis (n, spacing) and the rows' axis (the tridiagonal systems)
+        (nt, ht), (nr, hr) = (((lat.nx, lat.hx), (lat.ny, lat.hy)) if self.axis == "x"
+                              else ((lat.ny, lat.hy), (lat.nx, lat.hx)))
+        self.nt, self.nr, self.hr = nt, nr, hr
+        rows, Nt = S * nr, 2 * nt - 2
+        double = np.dtype(real) == np.float64
+        self.ext = cp.empty((rows, Nt), dtype=real)
+        self.spec = cp.empty((rows, nt), dtype=np.complex128 if double else np.complex64)
+        self.fwd = cufft.PlanNd([Nt], [Nt], 1, Nt, [nt], 1, nt,
+                                cufft.CUFFT_D2Z if double else cufft.CUFFT_R2C, rows, "C", -1,
+                                None)
+        self.inv = cufft.PlanNd([Nt], [nt], 1, nt, [Nt], 1, Nt,
+                                cufft.CUFFT_Z2D if double else cufft.CUFFT_C2R, rows, "C", -1,
+                                None)
+        self.direction = (cufft.CUFFT_FORWARD, cufft.CUFFT_INVERSE)
+        lt = (2 - 2 * np.cos(np.pi * np.arange(nt) / (nt - 1))) / ht**2
+        self.lam = cp.asarray(lt, dtype=real)
+        self.threads = 256  # per two modes (kernels/lattice_imex.cu, LAT_REC_THREADS)
+        self.smem = 2 * (2 * nr - 2) * np.dtype(real).itemsize  # two extensions
+        for rec in recs:
+            if self.smem > 48 * 1024:
+                rec.max_dynamic_shared_size_bytes = self.smem
+
+    def solve(self, rec, deltas) -> None:
+        """ext's rows → the solutions there: forward cuFFT, `rec` (lat_rec with the δ_s, or
+        lat_rec_clk with its step pointer and factors: `deltas` its arguments between 1/h² and
+        the scale), inverse cuFFT."""
+        self.fwd.fft(self.ext, self.spec, self.direction[0])
+        rec(((self.nt + 1) // 2, self.S), (self.threads,), (
+            self.spec, np.int32(self.nt), np.int32(self.nr), np.int32(self.S), self.lam,
+            self.real(1 / self.hr**2), *deltas, self.real(1.0 / (2 * self.nt - 2))),
+            shared_mem=self.smem)
+        self.inv.fft(self.spec, self.ext, self.direction[1])
+
+
 class LatticeImex:
     def __init__(self, fused):
         import cupy as cp
-        from cupy.cuda import cufft
         self.fused, self.sim, self.cp = fused, fused.sim, cp
         sim = self.sim
         real = sim.real
@@ -185,12 +233,8 @@ class LatticeImex:
                                               "lat_pack_t", "lat_finish_t"])
         S, nx, ny = len(sim.species), lat.nx, lat.ny
         self.S = S
-        self.axis = transform_axis(lat)
-        # the transform's axis (n, spacing) and the rows' axis (the tridiagonal systems)
-        (nt, ht), (nr, hr) = (((nx, lat.hx), (ny, lat.hy)) if self.axis == "x"
-                              else ((ny, lat.hy), (nx, lat.hx)))
-        self.nt, self.nr, self.hr = nt, nr, hr
-        rows, Nt = S * nr, 2 * nt - 2
+        self.tr = LatticeTransform(lat, real, S, self.k["lat_rec"])
+        self.axis, self.ext = self.tr.axis, self.tr.ext
         self.order = cp.asarray(lat.order, dtype=cp.int64)
         n = sim.mesh.n_vertices
         self.table_full = ARS[sim.params["integrator"]]
@@ -207,23 +251,6 @@ class LatticeImex:
             self.I = [new() for _ in range(ns)]  # implicit rates (the last one is scratch)
             self.Y = [None] + [new() for _ in range(ns - 2)]  # stages 1 … ns − 2
         self.rhs = new()
-        cplx = np.complex128 if np.dtype(real) == np.float64 else np.complex64
-        self.ext = cp.empty((rows, Nt), dtype=real)
-        self.spec = cp.empty((rows, nt), dtype=cplx)
-        double = np.dtype(real) == np.float64
-        self.fwd = cufft.PlanNd([Nt], [Nt], 1, Nt, [nt], 1, nt,
-                                cufft.CUFFT_D2Z if double else cufft.CUFFT_R2C, rows, "C", -1,
-                                None)
-        self.inv = cufft.PlanNd([Nt], [nt], 1, nt, [Nt], 1, Nt,
-                                cufft.CUFFT_Z2D if double else cufft.CUFFT_C2R, rows, "C", -1,
-                                None)
-        self.direction = (cufft.CUFFT_FORWARD, cufft.CUFFT_INVERSE)
-        lt = (2 - 2 * np.cos(np.pi * np.arange(nt) / (nt - 1))) / ht**2
-        self.lam = cp.asarray(lt, dtype=real)
-        self.threads = 256  # per two modes (kernels/lattice_imex.cu, LAT_REC_THREADS)
-        self.smem = 2 * (2 * nr - 2) * np.dtype(real).itemsize  # two extensions
-        if self.smem > 48 * 1024:
-            self.k["lat_rec"].max_dynamic_shared_size_bytes = self.smem
         if self.axis == "x":
             self.pack, self.finish = self.k["lat_pack"], self.k["lat_finish"]
             self.tgrid, self.tblock = (-(-(nx * ny) // BLOCK), S), (BLOCK,)
@@ -368,12 +395,7 @@ class LatticeImex:
 
     def solve(self, deltas):
         """The extension's rows → the stage's solution there ((I − δ_s·L) x = b per species)."""
-        self.fwd.fft(self.ext, self.spec, self.direction[0])
-        self.k["lat_rec"](((self.nt + 1) // 2, self.S), (self.threads,), (
-            self.spec, np.int32(self.nt), np.int32(self.nr), np.int32(self.S), self.lam,
-            self.real(1 / self.hr**2), *deltas, self.real(1.0 / (2 * self.nt - 2))),
-            shared_mem=self.smem)
-        self.inv.fft(self.spec, self.ext, self.direction[1])
+        self.tr.solve(self.k["lat_rec"], deltas)
 
     # ---- the step ------------------------------------------------------------------------
     def _rates(self, Y, R):

@@ -6,8 +6,9 @@ terms implicit, everything else explicit (semi-implicit Euler),
 with A the lumped (mixed) vertex areas and K = −diag(A)·L the symmetric cotangent stiffness
 (K = Σ_edges h_ij (e_i − e_j)(e_i − e_j)ᵀ), solved by conjugate gradients with a Jacobi
 preconditioner, warm-started from the explicit predictor, in the simulation's backend (NumPy /
-scipy.sparse, or CuPy / cupyx.scipy.sparse: the GPU runs it on the array path; the fused kernels
-keep explicit Euler). On a lattice mesh (the generated rectangle, whose cotangent Laplacian is
+scipy.sparse, or CuPy / cupyx.scipy.sparse: the GPU runs it on the array path, except
+chemotaxis with scheme=positive on a lattice mesh, whose whole step lattice_imex.py fuses). On a
+lattice mesh (the generated rectangle, whose cotangent Laplacian is
 the 5-point one) the solve is exact by type-I cosine transforms (solvers/mesh/lattice.py).
 
     gray-scott   Du Δu and Dv Δv implicit; the reaction explicit
@@ -207,8 +208,8 @@ class ChemotaxisImex(SchemeBase):
 
 
 def by_integrator(explicit, imex):
-    """A scheme factory for a SchemeEntry: `imex` where the parameter integrator is 'imex'
-    (on the GPU the array path: the fused kernels are explicit Euler), else `explicit`."""
+    """A scheme factory for a SchemeEntry: `imex` where the parameter integrator is 'imex',
+    else `explicit`."""
 
     def make(sim):
         return (imex if sim.params.get("integrator") == "imex" else explicit)(sim)

@@ -51,6 +51,7 @@ from ..mesh.renumber import inverse, vertex_order
 from . import scenarios
 from .fused import FusedChemotaxis, FusedGrayScott, FusedPositiveChemotaxis
 from .imex import ChemotaxisImex, GrayScottImex, by_integrator, linear_imex_bound
+from .lattice_imex import FusedChemotaxisImex
 from .reference import (ChemotaxisEuler, GrayScottEuler, PositiveChemotaxisEuler,
                         SurfaceOperators)
 
@@ -75,9 +76,10 @@ MESH_PARAMS = (
 
 INTEGRATOR = Param(
     "integrator", "str", "euler", "Time integrator: explicit Euler, or imex (the Laplacian "
-    "terms implicit by preconditioned CG on the cotangent stiffness with the lumped mass, the "
-    "rest explicit: steps far above the explicit bound on fine meshes; on the GPU it runs on the "
-    "array path, the fused kernels are explicit Euler only).", choices=("euler", "imex"))
+    "terms implicit by preconditioned CG on the cotangent stiffness with the lumped mass, or by "
+    "cosine transforms on the generated rectangle, the rest explicit: steps far above the "
+    "explicit bound on fine meshes; on the GPU chemotaxis with scheme=positive on the rectangle "
+    "runs the whole step fused, anything else on the array path).", choices=("euler", "imex"))
 
 STEP_PARAMS = (
     Param("C", "float", None, "Step factor: δt = C·dx², dx the mean edge length. Empty: half "
@@ -260,12 +262,13 @@ class Chemotaxis(SurfaceRD):
     initial_condition = staticmethod(scenarios.chemotaxis_initial)
     stability_bound = staticmethod(chemotaxis_bound)
     # scheme=positive (default) or paper; the paper's classes are also the ladder's base;
-    # integrator=imex takes imex.ChemotaxisImex on every backend
+    # integrator=imex takes imex.ChemotaxisImex; on the GPU FusedChemotaxisImex (lattice_imex.py:
+    # the whole step on the device on a lattice mesh with scheme=positive, else ChemotaxisImex)
     schemes = SchemeTable("scheme", {
         "positive": SchemeEntry(by_integrator(PositiveChemotaxisEuler, ChemotaxisImex),
-                                by_integrator(FusedPositiveChemotaxis, ChemotaxisImex)),
+                                by_integrator(FusedPositiveChemotaxis, FusedChemotaxisImex)),
         "paper": SchemeEntry(by_integrator(ChemotaxisEuler, ChemotaxisImex),
-                             by_integrator(FusedChemotaxis, ChemotaxisImex))})
+                             by_integrator(FusedChemotaxis, FusedChemotaxisImex))})
     check_params = {"vertices": 1500}
 
     def divergence_advice(self) -> str:

@@ -112,16 +112,15 @@ __device__ void lat_rec_pass(real* y0, real* y1, int nm, int N, real r0, real r1
 // (the kernel is bound by latency: more threads a system, shorter chains, more warps to hide
 // them; 128 threads took 23.8 µs at 633 × 316 × 2 species, H100).
 template <typename real>
-__global__ void __launch_bounds__(LAT_REC_THREADS)
-lat_rec(real* __restrict__ spec, int nx, int ny, int nspecies, const real* __restrict__ lam,
-        real inv_h2, real d0, real d1, real d2, real d3, real scale) {
+__device__ __forceinline__ void lat_rec_modes(real* __restrict__ spec, int nx, int ny,
+                                              const real* __restrict__ lam, real inv_h2,
+                                              real delta, real scale) {
     extern __shared__ unsigned char lat_smem[];
     real* sm = reinterpret_cast<real*>(lat_smem);
     __shared__ real wagg[4 * LAT_REC_WARPS];
     const int t = threadIdx.x, s = blockIdx.y, m0 = 2 * blockIdx.x;
     const int N = 2 * ny - 2;
     const int nm = (m0 + 1 < nx) ? 2 : 1;
-    const real delta = lat_pick<real>(s, d0, d1, d2, d3);
     const real beta = delta * inv_h2;
     const long long row0 = (long long)s * ny;
     real* y0 = sm;
@@ -156,6 +155,24 @@ lat_rec(real* __restrict__ spec, int nx, int ny, int nspecies, const real* __res
         at[1] = real(0);
         if (nm > 1) { at[2] = y1[j] * f1; at[3] = real(0); }
     }
+}
+
+template <typename real>
+__global__ void __launch_bounds__(LAT_REC_THREADS)
+lat_rec(real* __restrict__ spec, int nx, int ny, int nspecies, const real* __restrict__ lam,
+        real inv_h2, real d0, real d1, real d2, real d3, real scale) {
+    lat_rec_modes(spec, nx, ny, lam, inv_h2, lat_pick<real>(blockIdx.y, d0, d1, d2, d3), scale);
+}
+
+// lat_rec with δ_s = (*step)·c_s: the step a clocked kernel before it stored on the device (the
+// chemotaxis IMEX, solvers/surface_rd/lattice_imex.py), so that its launch does not depend on it
+template <typename real>
+__global__ void __launch_bounds__(LAT_REC_THREADS)
+lat_rec_clk(real* __restrict__ spec, int nx, int ny, int nspecies, const real* __restrict__ lam,
+            real inv_h2, const double* __restrict__ step, double c0, double c1, double c2,
+            double c3, real scale) {
+    const double c = blockIdx.y == 0 ? c0 : (blockIdx.y == 1 ? c1 : (blockIdx.y == 2 ? c2 : c3));
+    lat_rec_modes(spec, nx, ny, lam, inv_h2, (real)(*step * c), scale);
 }
 
 // Y_s = the inverse transform at each vertex; I_s = (Y_s − rhs_s)·inv_gdt (the implicit rate
@@ -199,7 +216,9 @@ __global__ void lat_lap(const long long* __restrict__ order, int nx, int ny,
 // a shared tile of 32 × 32 nodes (blocks of 32 × 32 threads; grid (⌈nx/32⌉, ⌈ny/32⌉, S)), so that
 // the vertex arrays (x fastest) and the extension's rows (y fastest) are both read and written
 // a warp's 32 neighbouring words at a time.
+#ifndef LAT_TILE
 #define LAT_TILE 32
+#endif
 template <typename real>
 __global__ void lat_pack_t(const long long* __restrict__ order, int nx, int ny, int nspecies,
                            const real* const* __restrict__ U, const real* const* __restrict__ T,

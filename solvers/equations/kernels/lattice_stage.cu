@@ -27,36 +27,11 @@
 
 #define LAT_MAXS 4
 #define LAT_MAXT 8
-#define LAT_TILE 32
 #define LAT_START 0
 #define LAT_MID 1
 #define LAT_LAST 2
 
-template <typename T>
-__device__ __forceinline__ void lat_tile_io(bool write, T* __restrict__ ext, int nx, int ny,
-                                            int S, bool axis_y, int i0, int j0,
-                                            T (*tile)[LAT_TILE][LAT_TILE + 1]) {
-    const int tx = threadIdx.x;
-    const int Nt = axis_y ? 2 * ny - 2 : 2 * nx - 2;
-    const int nt = axis_y ? ny : nx;
-    for (int s = 0; s < S; ++s) {
-        for (int r = threadIdx.y; r < LAT_TILE; r += blockDim.y) {
-            // the transform's index along the row: tx (coalesced); the row's: r
-            const int il = axis_y ? r : tx, jl = axis_y ? tx : r;
-            const int i = i0 + il, j = j0 + jl;
-            if (i >= nx || j >= ny) continue;
-            const int a = axis_y ? j : i;
-            T* row = ext + ((long long)s * (axis_y ? nx : ny) + (axis_y ? i : j)) * Nt;
-            if (write) {
-                const T val = tile[s][jl][il];
-                row[a] = val;
-                if (a > 0 && a < nt - 1) row[Nt - a] = val;
-            } else {
-                tile[s][jl][il] = row[a];
-            }
-        }
-    }
-}
+#include "lattice_tile.cuh"
 
 template <typename T>
 __global__ void __launch_bounds__(256)

@@ -285,10 +285,15 @@ def test_gpu_an_explicit_operator_takes_the_rates_kernel_or_the_array_path(integ
 
 
 @pytest.mark.gpu
-def test_gpu_chemotaxis_imex_uses_the_lattice_solve_and_equals_numpy():
+def test_gpu_builtin_imex_uses_the_lattice_solve_and_equals_numpy():
+    """The built-in models' IMEX on the rectangle: gray-scott's array path solves by the
+    lattice's transforms, chemotaxis' whole step is fused (solvers/surface_rd/lattice_imex.py;
+    tests/solvers/surface_rd/test_imex.py tests it further)."""
+    b = solvers.create("gray-scott", backend="cupy", integrator="imex", vertices=3000)
+    assert b.scheme.solver.lattice is not None
     a = solvers.create("chemotaxis", backend="numpy", integrator="imex", vertices=3000)
     b = solvers.create("chemotaxis", backend="cupy", integrator="imex", vertices=3000)
-    assert b.scheme.solver.lattice is not None
+    assert b.scheme.lattice_why is None
     a.advance(2.0)
     b.advance(2.0)
     assert a.steps == b.steps

@@ -104,3 +104,71 @@ def test_imex_on_the_gpu_matches_numpy(model, extra):
     gpu.step(50)
     assert gpu.t == pytest.approx(ref.t, rel=1e-12)
     assert _rel_l2(ref, gpu, ref) < 1e-8  # CG to rtol 1e-10 on both
+
+
+def _perturbed(model, n, kw, backends):
+    """Simulations of `model` on the backends (dicts of create's extra arguments), all holding
+    the same state: the scenario's plus 10 % noise (the pattern's onset, far from uniform)."""
+    sims = [solvers.create(model, vertices=n, **kw, **b) for b in backends]
+    rng = np.random.default_rng(7)
+    for k in sims[0].state:
+        v = sims[0].fields()[k] * (1 + 0.1 * rng.uniform(-1, 1, sims[0].field_shape(k)))
+        for s in sims:
+            s.set_field(k, v)
+    return sims
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("axis", ["x", "y"])
+@pytest.mark.parametrize("dtype, tol", [("float64", 1e-10), ("float32", 2e-4)])
+def test_fused_chemotaxis_imex_equals_numpy(axis, dtype, tol, monkeypatch):
+    """The whole step on the device (lattice_imex.py: the rates, λ's maximum and the adaptive
+    step on the device clock, cuFFT and lat_rec_clk): 150 steps (two CUDA graphs of 64, then
+    single launches), and a run landing on an end time, equal to the float64 NumPy reference
+    (scipy's DCT-I solve) with the transform along either axis."""
+    monkeypatch.setenv("PDESTUDIO_LATTICE_AXIS", axis)
+    kw = dict(integrator="imex")
+    ref, gpu = _perturbed("chemotaxis", 3000, kw, [{"backend": "numpy"},
+                                                   {"backend": "cupy", "dtype": dtype}])
+    assert gpu.scheme.lattice_why is None and gpu.scheme.tr.axis == axis
+    ref.step(150)
+    gpu.step(150)
+    assert gpu.steps == ref.steps == 150
+    assert gpu.t == pytest.approx(ref.t, rel=10 * tol)
+    assert _rel_l2(ref, gpu, ref) < tol
+    t_end = ref.t + 7.3  # a dozen more steps, the last one shortened to land
+    ref.advance(t_end)
+    gpu.advance(t_end)
+    assert gpu.t == ref.t == t_end and gpu.steps == ref.steps > 150
+    assert _rel_l2(ref, gpu, ref) < tol
+    assert gpu.fields()["cells"].min() >= 0
+
+
+@pytest.mark.gpu
+def test_fused_chemotaxis_imex_graphs_equal_single_steps():
+    """Batched runs (CUDA graphs of 64 steps, the clock on the device) give bit for bit the
+    state and clock of the same kernels launched one step at a time from the host."""
+    batched, single = _perturbed("chemotaxis", 3000, dict(integrator="imex"),
+                                 [{"backend": "cupy"}, {"backend": "cupy"}])
+    single.scheme.run = None  # (the simulation then calls scheme.step once a step)
+    for sim in (batched, single):
+        sim.advance(60.0)
+    assert batched.steps == single.steps > 128
+    assert batched.t == single.t == 60.0
+    for k in batched.state:
+        assert np.array_equal(batched.fields()[k], single.fields()[k]), k
+
+
+@pytest.mark.gpu
+def test_chemotaxis_imex_elsewhere_runs_the_array_path():
+    """Off a lattice (the tube) the GPU runs ChemotaxisImex's array path (CG), equal to NumPy;
+    scheme=paper too (test_imex_on_the_gpu_matches_numpy steps it)."""
+    ref, gpu = _perturbed("chemotaxis", 3000, dict(integrator="imex", scenario="tube"),
+                          [{"backend": "numpy"}, {"backend": "cupy"}])
+    assert gpu.scheme.lattice_why == "the mesh is not a lattice"
+    ref.step(20)
+    gpu.step(20)
+    assert _rel_l2(ref, gpu, ref) < 1e-8
+    paper = solvers.create("chemotaxis", backend="cupy", vertices=3000, integrator="imex",
+                           scheme="paper")
+    assert paper.scheme.lattice_why == "scheme=paper"
