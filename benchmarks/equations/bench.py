@@ -9,7 +9,10 @@
          chemotaxis on --imex-vertices vertices (200,000 by default) to --imex-t (200): the
          explicit run, the IMEX run at 20× its step (capped by the IMEX bound; --imex-factor
          and --imex-integrator take lists), and the relative L2 difference (mixed areas) of the
-         IMEX run against an explicit run with half the step
+         IMEX run against an explicit run with half the step; with it how sensitive the
+         pattern is (the explicit run against one from an initial state perturbed by 1e-10),
+         the relative difference of the value distributions (area-weighted quantiles) and the
+         local maxima (peaks: IMEX/explicit/half-step)
 
     python -m benchmarks.equations.bench --backend cupy              # the device rows
     python -m benchmarks.equations.bench --backend numpy --only bruss
@@ -156,6 +159,47 @@ def _rel_l2(area, a, b) -> float:
                for k in fb if k in b.state)
 
 
+SENSITIVITY = 1e-10  # relative perturbation of the initial state of the sensitivity run
+
+
+def _perturb(sim, eps: float, seed: int = 1) -> None:
+    """Every state field times (1 + eps·uniform(−1, 1))."""
+    rng = np.random.default_rng(seed)
+    for k in list(sim.state):
+        v = sim.fields()[k]
+        sim.set_field(k, v * (1 + eps * rng.uniform(-1, 1, v.shape)))
+
+
+def _quantiles(area, f, q: int = 1001) -> np.ndarray:
+    """The area-weighted quantile function of f at q levels: the distribution of the values."""
+    order = np.argsort(f)
+    cw = np.cumsum(area[order])
+    return np.interp(np.linspace(0, 1, q), cw / cw[-1], f[order])
+
+
+def _dist_rel(area, a, b) -> float:
+    """The relative L2 difference of a's and b's value distributions (_quantiles), the largest
+    over the state's fields: where the runs sit in different places of a chaotic pattern, how
+    far its statistics (the aggregates' heights, the plateaus' areas) differ."""
+    fa, fb = a.fields(), b.fields()
+    out = 0.0
+    for k in b.state:
+        qa, qb = _quantiles(area, fa[k]), _quantiles(area, fb[k])
+        out = max(out, float(np.linalg.norm(qa - qb) / np.linalg.norm(qb)))
+    return out
+
+
+def _peaks(sim) -> int:
+    """Local maxima above the mean of the first state field on the mesh graph (spots,
+    aggregates)."""
+    f = sim.fields()[next(iter(sim.state))]
+    indptr, nbr = (np.asarray(a) for a in sim.mesh.vertex_vertex)
+    rows = np.repeat(np.arange(len(f)), np.diff(indptr))
+    top = np.full(len(f), -np.inf)
+    np.maximum.at(top, rows, f[nbr])
+    return int(((f > top) & (f > f.mean())).sum())
+
+
 def _run(sim, t_end, what="") -> tuple[int, float]:
     t0 = time.perf_counter()
     sim.advance(t_end)
@@ -204,6 +248,11 @@ def imex(backend, vertices, t_end, factor=20.0, which="schnakenberg,chemotaxis",
         _sync(warm)
         n_exp, w_exp = _run(explicit, t_end, f"{name} explicit dt={explicit.dt:.3g}")
         _run(half, t_end, f"{name} explicit dt/2")
+        # the sensitivity run: the explicit run from its initial state perturbed by 1e-10 (far
+        # apart at t_end where the pattern is chaotic: then no run can be within 1 % of another)
+        touched = solvers.create(model, backend=backend, **kw)
+        _perturb(touched, SENSITIVITY)
+        _run(touched, t_end, f"{name} explicit, perturbed by {SENSITIVITY:g}")
         area = np.asarray(explicit.mesh.mixed_areas)
         for integ in (integrators if name == "schnakenberg" else ["imex"]):
             for f in factors:
@@ -220,7 +269,11 @@ def imex(backend, vertices, t_end, factor=20.0, which="schnakenberg,chemotaxis",
                                imex_s=w_imx, wall_ratio=w_exp / w_imx,
                                imex_path=_imex_path(implicit.scheme),
                                rel_l2_vs_half_step=_rel_l2(area, implicit, half),
-                               explicit_rel_l2_vs_half_step=_rel_l2(area, explicit, half)))
+                               explicit_rel_l2_vs_half_step=_rel_l2(area, explicit, half),
+                               explicit_rel_l2_vs_perturbed=_rel_l2(area, touched, explicit),
+                               dist_vs_half_step=_dist_rel(area, implicit, half),
+                               explicit_dist_vs_half_step=_dist_rel(area, explicit, half),
+                               peaks=f"{_peaks(implicit)}/{_peaks(explicit)}/{_peaks(half)}"))
     return out
 
 
