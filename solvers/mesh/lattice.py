@@ -20,15 +20,23 @@ recognises such a mesh from its coordinates and accepts it only where the mesh's
 On the GPU the cosine transform of type I is the real FFT of the even extension (2nx − 2) ×
 (2ny − 2) (cupyx has types II and III only): `LatticeSolver` packs each right-hand side into
 its extension, transforms all species in one batched plan, scales and transforms back.
+`LatticeTransform` is the fused kernels' form (the model files' IMEX, the built-in chemotaxis
+IMEX): cuFFT along one axis (`transform_axis`: a length cuFFT does fast), and per cosine mode the
+tridiagonal system along the other by kernels/lattice_solve.cu's lat_rec, between the kernels of
+a family that pack the extension (kernels/lattice_tile.cuh) and read it back.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 # the operator check: |L r − L_5pt r| ≤ RTOL·|L_5pt r| (max norms) on random vectors
 RTOL = 1e-9
+KERNELS = Path(__file__).resolve().parent / "kernels"  # lattice_solve.cu, lattice_tile.cuh
+MAX_WIDTH = 6000  # rows of a tridiagonal system: its two extensions fit a block's shared memory
 
 
 @dataclass(frozen=True)
@@ -146,3 +154,73 @@ class LatticeSolver:
             x[self.order] = X[s].ravel().astype(self.dtype)
             out.append(x)
         return out
+
+
+def smooth(n: int) -> bool:
+    """Whether n has no prime factor above 7 (cuFFT's fast radices)."""
+    for p in (2, 3, 5, 7):
+        while n % p == 0:
+            n //= p
+    return n == 1
+
+
+def transform_axis(lat) -> str:
+    """The axis of the cosine transform: x (no transposes) unless its extension 2nx − 2 has a
+    prime factor above 7 and y's does not, or the other axis is too long for a block of lat_rec
+    (PDESTUDIO_LATTICE_AXIS = x or y overrides, for the tests and benchmarks)."""
+    forced = os.environ.get("PDESTUDIO_LATTICE_AXIS", "")
+    if forced in ("x", "y"):
+        return forced
+    fits = {"x": lat.ny <= MAX_WIDTH, "y": lat.nx <= MAX_WIDTH}
+    candidates = [a for a in ("x", "y") if fits[a]] or ["x"]
+    for a in candidates:
+        if smooth(2 * (lat.nx if a == "x" else lat.ny) - 2):
+            return a
+    return candidates[0]
+
+
+class LatticeTransform:
+    """The implicit solves (I − δ_s·L) x = b of S species on a lattice between the kernels that
+    pack their right-hand sides into the even extension `ext` and read the solutions back from
+    it: the batched cuFFT plans of the transform's axis (`axis`, transform_axis), the spectrum,
+    and lat_rec (or lat_rec_clk) along the other axis. Also used by the chemotaxis IMEX
+    (solvers/surface_rd/lattice_imex.py)."""
+
+    def __init__(self, lat, real, S: int, *recs):
+        import cupy as cp
+        from cupy.cuda import cufft
+        self.real, self.S = real, S
+        self.axis = transform_axis(lat)
+        # the transform's axis (n, spacing) and the rows' axis (the tridiagonal systems)
+        (nt, ht), (nr, hr) = (((lat.nx, lat.hx), (lat.ny, lat.hy)) if self.axis == "x"
+                              else ((lat.ny, lat.hy), (lat.nx, lat.hx)))
+        self.nt, self.nr, self.hr = nt, nr, hr
+        rows, Nt = S * nr, 2 * nt - 2
+        double = np.dtype(real) == np.float64
+        self.ext = cp.empty((rows, Nt), dtype=real)
+        self.spec = cp.empty((rows, nt), dtype=np.complex128 if double else np.complex64)
+        self.fwd = cufft.PlanNd([Nt], [Nt], 1, Nt, [nt], 1, nt,
+                                cufft.CUFFT_D2Z if double else cufft.CUFFT_R2C, rows, "C", -1,
+                                None)
+        self.inv = cufft.PlanNd([Nt], [nt], 1, nt, [Nt], 1, Nt,
+                                cufft.CUFFT_Z2D if double else cufft.CUFFT_C2R, rows, "C", -1,
+                                None)
+        self.direction = (cufft.CUFFT_FORWARD, cufft.CUFFT_INVERSE)
+        lt = (2 - 2 * np.cos(np.pi * np.arange(nt) / (nt - 1))) / ht**2
+        self.lam = cp.asarray(lt, dtype=real)
+        self.threads = 256  # per two modes (kernels/lattice_solve.cu, LAT_REC_THREADS)
+        self.smem = 2 * (2 * nr - 2) * np.dtype(real).itemsize  # two extensions
+        for rec in recs:
+            if self.smem > 48 * 1024:
+                rec.max_dynamic_shared_size_bytes = self.smem
+
+    def solve(self, rec, deltas) -> None:
+        """ext's rows → the solutions there: forward cuFFT, `rec` (lat_rec with the δ_s, or
+        lat_rec_clk with its step pointer and factors: `deltas` its arguments between 1/h² and
+        the scale), inverse cuFFT."""
+        self.fwd.fft(self.ext, self.spec, self.direction[0])
+        rec(((self.nt + 1) // 2, self.S), (self.threads,), (
+            self.spec, np.int32(self.nt), np.int32(self.nr), np.int32(self.S), self.lam,
+            self.real(1 / self.hr**2), *deltas, self.real(1.0 / (2 * self.nt - 2))),
+            shared_mem=self.smem)
+        self.inv.fft(self.spec, self.ext, self.direction[1])

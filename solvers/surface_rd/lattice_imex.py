@@ -8,7 +8,7 @@ wait (kernels/chemotaxis_imex.cu):
     cxi_pack       δt = min(dt, THETA/max λ) on the device clock (core's clock.cuh), the
                    right-hand sides n + δt·ṅ, c + δt·s(n/(1 + n) − c) into the even extension
     cuFFT, lat_rec_clk, inverse cuFFT      (I − δt·D·L) n⁺ = …, (I − δt·L) c⁺ = …
-                                           (equations.lattice_imex.LatticeTransform)
+                                           (mesh.lattice.LatticeTransform)
     cxi_finish     n⁺, c⁺ written over the state
 
 so `run` queues up to BATCH steps (whole groups of GRAPH_STEPS as CUDA graphs, which replay
@@ -27,14 +27,13 @@ from ..core.backend import load_kernels
 from ..core.device_clock import DeviceClock, GraphCache
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
-from ..equations.lattice_imex import MAX_WIDTH, LatticeTransform, transform_axis
-from ..mesh.lattice import find_lattice
+from ..mesh.lattice import KERNELS as LATTICE_KERNELS
+from ..mesh.lattice import MAX_WIDTH, LatticeTransform, find_lattice, transform_axis
 from ..mesh.triangles import padded
 from .imex import ChemotaxisImex
 from .reference import THETA
 
 CU = Path(__file__).resolve().parent / "kernels" / "chemotaxis_imex.cu"
-LATTICE_KERNELS = Path(__file__).resolve().parents[1] / "equations" / "kernels"
 BLOCK = 256
 
 

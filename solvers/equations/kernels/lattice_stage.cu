@@ -18,7 +18,7 @@
 // extension (the step is followed by another of the same dt) the next step's first stage is
 // packed at once: E_0 = lat_point(U), rhs'_s = U_s + c0·E_0 (c0 = cI here). LAT_START packs the
 // first stage from U the same way. So a step is, per implicit stage, a forward cuFFT, lat_rec
-// (kernels/lattice_imex.cu), an inverse cuFFT and lat_stage: four launches.
+// (solvers/mesh/kernels/lattice_solve.cu), an inverse cuFFT and lat_stage: four launches.
 //
 // A block of 32 × 8 threads owns a tile of 32 × 32 nodes and every species there: the extension
 // (y fastest for the transform along y, x fastest along x) is read and written through shared

@@ -9,7 +9,7 @@
 //               0 once landed), stored in *step for lat_rec_clk; the right-hand sides
 //               n + δt·dn/dt and c + δt·s(n/(1 + n) − c) written to the even extension of the
 //               cosine transform (lattice_tile.cuh); clears the other λ slot
-//   cuFFT, lat_rec_clk (δ = δt·D for n, δt for c), inverse cuFFT   (equations' lattice_imex.cu)
+//   cuFFT, lat_rec_clk (δ = δt·D for n, δt for c), inverse cuFFT   (solvers/mesh/kernels)
 //   cxi_finish  the solves' values written over n and c (left alone where δt = 0: a landed
 //               run's extra steps change nothing)
 //
@@ -18,7 +18,7 @@
 #include "clock.cuh"
 #include "real.cuh"
 #include "reduce.cuh"
-#include "lattice_imex.cu"
+#include "lattice_solve.cu"
 #include "lattice_tile.cuh"
 
 template <typename T>

@@ -106,7 +106,7 @@ def _perturbed_pair(integrator, dtype, **kw):
 
 
 def test_the_transform_runs_along_an_axis_cufft_is_fast_on():
-    from pdestudio.solvers.equations.lattice_imex import smooth, transform_axis
+    from pdestudio.solvers.mesh.lattice import smooth, transform_axis
     from pdestudio.solvers.mesh.lattice import Lattice
     lat = lambda nx, ny: Lattice(nx, ny, 1.0, 1.0, np.arange(nx * ny))  # noqa: E731
     assert smooth(630) and not smooth(1264)  # 2·3²·5·7; 2⁴·79
