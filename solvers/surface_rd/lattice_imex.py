@@ -95,8 +95,8 @@ class FusedChemotaxisImex(ChemotaxisImex):
             return
         SchemeBase.__init__(self, sim)
         import cupy as cp
-        self.__dict__.update(tables)
-        self.cp, self.real, self.positive = cp, sim.real, True
+        self.__dict__.update((k, v) for k, v in tables.items() if k != "why")
+        self.cp, self.real = cp, sim.real
         self.n = sim.imesh.n_vertices
         self.rate = cp.empty(self.n, dtype=self.real)
         self.lam = cp.zeros(2, dtype=self.real)  # double-buffered maximum of λ
