@@ -62,11 +62,17 @@ def row(model: str, vertices: int, e: int, steps: int, dtype: str, bw: float) ->
     if extra.get("scheme") == "positive":  # rates written and read back: 8 reals a vertex
         tables = sch.deg.nbytes + sch.nbr.nbytes + sch.hw.nbytes + sch.area.nbytes
         step_bytes = 8 * e * n * item + tables
+    elif getattr(sch, "lattice_why", "") is None:  # lattice_gs: the node table, read twice
+        tables = 2 * sch.lattice["node"].nbytes  # a launch (the state stays in the SMs)
+        step_bytes = 4 * e * n * item + tables
     else:
         tables = sch.deg.nbytes + sch.nbr.nbytes + sch.coef.nbytes
         step_bytes = 4 * e * n * item + tables
     per_step = batch_s / steps
-    return {"model": model + (f" ({extra['scheme']})" if extra else ""), "vertices": n, "members": e, "dtype": dtype, "steps": steps,
+    plan = getattr(sch, "lattice", {}).get("plans", {}).get(e)
+    kernel = f"lattice, clusters of {plan[0]}" if plan else "one ring"
+    return {"model": model + (f" ({extra['scheme']})" if extra else ""), "kernel": kernel,
+            "vertices": n, "members": e, "dtype": dtype, "steps": steps,
             "solo_member_steps_per_s": e * steps / solo_s,
             "batched_member_steps_per_s": e * steps / batch_s,
             "ratio": solo_s / batch_s, "batched_us_per_step": 1e6 * per_step,
@@ -85,17 +91,17 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     bw = copy_bandwidth()
     print(f"copy bandwidth {bw / 1e9:.0f} GB/s (read + write)")
-    print("| model | vertices | members | solo member-steps/s | batched member-steps/s | "
+    print("| model | kernel | vertices | members | solo member-steps/s | batched member-steps/s | "
           "ratio | batched µs/step | roofline µs | of roofline |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for model in a.models.split(","):
         for e in (int(x) for x in a.members.split(",")):
             r = row(model, a.vertices, e, a.steps, a.dtype, bw)
             rows.append(r)
-            print(f"| {model} | {r['vertices']} | {e} | {r['solo_member_steps_per_s']:.4g} | "
+            print(f"| {model} | {r['kernel']} | {r['vertices']} | {e} | {r['solo_member_steps_per_s']:.4g} | "
                   f"{r['batched_member_steps_per_s']:.4g} | {r['ratio']:.1f}× | "
-                  f"{r['batched_us_per_step']:.1f} | {r['roofline_us']:.1f} | "
+                  f"{r['batched_us_per_step']:.2f} | {r['roofline_us']:.2f} | "
                   f"{100 * r['fraction_of_roofline']:.0f} % |", flush=True)
     if a.json:
         with open(a.json, "w") as f:

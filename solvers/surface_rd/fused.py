@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..core import clock
 from ..core.device_clock import DeviceClock, GraphCache, run_fixed_steps
 from ..core.backend import load_kernels
 from ..core.errors import NonFiniteStep
@@ -160,15 +161,19 @@ class FusedEuler(SchemeBase):
     def invalidate(self):
         self.args = self.model_args()  # (graphs are keyed by the arguments they were made with)
 
-    def advance(self, dt: float) -> None:
-        """One explicit Euler step of dt into the other buffers; rebinds sim.state."""
+    def advance(self, dt: float, steps: int = 1) -> None:
+        """One explicit Euler step of dt into the other buffers (`steps` > 1: a scheme whose
+        launch takes several); rebinds sim.state."""
         state = self.sim.state
         a, b = self.sim.species
         u, v = state[a], state[b]
         if self._out is None or self._out[0] is u or self._out[0].shape != u.shape:
             self._out = (self.cp.empty_like(u), self.cp.empty_like(v))
         uo, vo = self._out
-        self.launch(u, v, uo, vo, self.real(dt))
+        if steps == 1:
+            self.launch(u, v, uo, vo, self.real(dt))
+        else:
+            self.launch(u, v, uo, vo, self.real(dt), steps)
         self._out = (u, v)
         state[a], state[b] = uo, vo
 
@@ -197,7 +202,18 @@ class FusedChemotaxis(FusedEuler):
 
 
 class FusedGrayScott(FusedEuler):
+    """gs_step_padded on any mesh; on a lattice mesh (lattice_gs.py, `lattice_why` None) the
+    cluster kernel of kernels/gs_lattice.cu instead, which runs a `run`'s whole steps in one
+    launch."""
+
     def prepare(self):
+        from . import lattice_gs
+        self.lattice = lattice_gs.tables(self.sim)
+        self.lattice_why = self.lattice["why"]
+        if self.lattice_why is None:
+            self._dev_args: dict = {}
+            return
+
         def build():
             st = self.padded_ring()
             return {"deg": self.deg, "nbr": self.nbr, "K": self.K, "P": self.P,
@@ -206,6 +222,41 @@ class FusedGrayScott(FusedEuler):
 
     batch_kernel = "gs_step_batch"
 
+    def batched(self, params):
+        """The ensemble launcher (batched_kernel)."""
+        if self.lattice_why is None:
+            from .lattice_gs import BatchedLattice
+            return BatchedLattice(self, params)
+        return BatchedEuler(self, params)
+
+    def run(self, count, t, t_end):
+        if self.lattice_why is not None:
+            return super().run(count, t, t_end)
+        # the whole steps in one launch, then the shortened one that lands (core/clock.py)
+        dt = self.sim.dt
+        k = clock.full_steps(t, dt, count, t_end)
+        if k:
+            self.advance(dt, k)
+        for _ in range(k):
+            t += dt
+        if k < count and not clock.landed(t, t_end):
+            last = min(dt, clock.limit(t, t_end))
+            self.advance(last)
+            t = clock.after_step(t, last, t_end)
+            k += 1
+        return k, t
+
+    def _lattice_launch(self, u, v, uo, vo, dt, steps):
+        from .lattice_gs import launch
+        key = (float(dt), self.args)
+        got = self._dev_args.get(key)
+        if got is None:
+            if len(self._dev_args) > 8:
+                self._dev_args = {}
+            got = self._dev_args[key] = (self.cp.asarray(np.array([self.args], self.real)),
+                                         self.cp.asarray(np.array([dt], self.real)))
+        launch(self.lattice, u, v, uo, vo, 1, got[0], got[1], steps)
+
     @staticmethod
     def args_of(p, r) -> tuple:
         return (r(p["Du"]), r(p["Dv"]), r(p["F"]), r(p["k"]))
@@ -213,7 +264,9 @@ class FusedGrayScott(FusedEuler):
     def model_args(self):
         return self.args_of(self.sim.params, self.real)
 
-    def launch(self, u, v, uo, vo, dt):
+    def launch(self, u, v, uo, vo, dt, steps=1):
+        if self.lattice_why is None:
+            return self._lattice_launch(u, v, uo, vo, dt, steps)
         self.k["gs_step_padded"](self.grid(self.n), (self.block,),
                                  (u, v, uo, vo, self.deg, self.nbr, self.coef, np.int32(self.n),
                                   np.int32(self.P), *self.args, dt))
@@ -367,6 +420,8 @@ def batched_kernel(sim, params, dt=None):
         return BatchedPositive(scheme, params, dt)
     if getattr(scheme, "batch_kernel", None) is None:
         return None
+    if hasattr(scheme, "batched"):
+        return scheme.batched(params)
     return BatchedEuler(scheme, params)
 
 
