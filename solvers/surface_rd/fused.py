@@ -292,12 +292,7 @@ class BatchedEuler:
         """`count` steps of the same step sizes `row` (host, one per member): whole groups of
         GRAPH replayed as CUDA graphs (core's GraphCache; the same launches, bit for bit)."""
         s, cp = self.s, self.s.cp
-        key = row.tobytes()
-        dev = self._rows.get(key)
-        if dev is None:
-            if len(self._rows) > 8:
-                self._rows, self._graphs = {}, None
-            dev = self._rows[key] = cp.asarray(row)
+        dev = self._device_row(row)
         done = 0
         a = s.sim.species[0]
         if count >= self.GRAPH + 1 and s.graphs:
@@ -313,6 +308,16 @@ class BatchedEuler:
                 done += self.GRAPH
         for _ in range(count - done):
             self.launch(state, dev)
+
+    def _device_row(self, row: np.ndarray):
+        """The step sizes `row` on the device, kept by value (stable pointers for the graphs)."""
+        key = row.tobytes()
+        dev = self._rows.get(key)
+        if dev is None:
+            if len(self._rows) > 8:
+                self._rows, self._graphs = {}, None
+            dev = self._rows[key] = self.s.cp.asarray(row)
+        return dev
 
     def _graph(self, state, dev):
         if self._graphs is None:
@@ -331,19 +336,23 @@ class BatchedEuler:
 
         return self._graphs.get(key, queue, restore)
 
-    def launch(self, state, dts) -> None:
+    def launch(self, state, dts, steps: int = 1) -> None:
+        """`steps` steps (one but for a kernel that takes several) into the other buffers."""
         s = self.s
         a, b = s.sim.species
         u, v = state[a], state[b]
         if self._out is None or self._out[0] is u:
             self._out = (s.cp.empty_like(u), s.cp.empty_like(v))
         uo, vo = self._out
-        table = s.coef
-        s.k[s.batch_kernel]((s.grid(s.n)[0], self.E), (s.block,),
-                            (u, v, uo, vo, s.deg, s.nbr, table, np.int32(s.n), np.int32(s.P),
-                             self.par, dts))
+        self.kernel(u, v, uo, vo, dts, steps)
         self._out = (u, v)
         state[a], state[b] = uo, vo
+
+    def kernel(self, u, v, uo, vo, dts, steps: int) -> None:
+        s = self.s
+        s.k[s.batch_kernel]((s.grid(s.n)[0], self.E), (s.block,),
+                            (u, v, uo, vo, s.deg, s.nbr, s.coef, np.int32(s.n), np.int32(s.P),
+                             self.par, dts))
 
 
 class BatchedPositive:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..core.backend import load_kernels
 from ..mesh.lattice import find_lattice
+from .fused import BatchedEuler
 
 CU = Path(__file__).parent / "kernels" / "gs_lattice.cu"
 CLUSTERS = (1, 2, 3, 4, 6, 8)  # compiled cluster sizes (8: the portable maximum)
@@ -155,41 +156,12 @@ def launch(t: dict, u, v, uo, vo, members: int, par, dts, steps: int,
        np.int32(steps), par, dts, t["ax"], t["ay"]), shared_mem=smem)
 
 
-class BatchedLattice:
-    """An ensemble's launcher (ensemble.py) on a lattice: `launch` one step, `launch_many` any
-    number of steps in one launch (the interface of fused.BatchedEuler)."""
-
-    def __init__(self, scheme, params):
-        self.s = scheme
-        real = scheme.real
-        table = np.array([[float(a) for a in scheme.args_of(p, real)] for p in params])
-        self.par = scheme.cp.asarray(table.astype(real))
-        self.E = len(params)
-        self._out = None
-        self._rows: dict = {}
-
-    def _dev(self, row: np.ndarray):
-        key = row.tobytes()
-        dev = self._rows.get(key)
-        if dev is None:
-            if len(self._rows) > 8:
-                self._rows = {}
-            dev = self._rows[key] = self.s.cp.asarray(row)
-        return dev
+class BatchedLattice(BatchedEuler):
+    """An ensemble's launcher (ensemble.py) on a lattice: BatchedEuler's buffers and step-size
+    rows, the members' steps of a block in one launch instead of graphs of one-step launches."""
 
     def launch_many(self, state, row: np.ndarray, count: int) -> None:
-        self._launch(state, self._dev(np.asarray(row)), count)
+        self.launch(state, self._device_row(np.asarray(row)), count)
 
-    def launch(self, state, dts) -> None:
-        self._launch(state, dts, 1)
-
-    def _launch(self, state, dts, count: int) -> None:
-        s = self.s
-        a, b = s.sim.species
-        u, v = state[a], state[b]
-        if self._out is None or self._out[0] is u:
-            self._out = (s.cp.empty_like(u), s.cp.empty_like(v))
-        uo, vo = self._out
-        launch(s.lattice, u, v, uo, vo, self.E, self.par, dts, count)
-        self._out = (u, v)
-        state[a], state[b] = uo, vo
+    def kernel(self, u, v, uo, vo, dts, steps: int) -> None:
+        launch(self.s.lattice, u, v, uo, vo, self.E, self.par, dts, steps)
