@@ -40,9 +40,10 @@ FIXED_ROWS = 17
 
 def shape(nx: int, ny: int, C: int, itemsize: int) -> tuple[int, int] | None:
     """(rows a block, shared bytes a block) for a cluster of C blocks, or None where the strips
-    do not fit a block's shared memory or the last strip has fewer than 2 rows."""
+    do not fit a block's shared memory, the last strip has fewer than 2 rows or a row has more
+    nodes than a block threads (a thread walks one column)."""
     R = -(-ny // C)
-    if ny - (C - 1) * R < 2:
+    if ny - (C - 1) * R < 2 or nx > THREADS:
         return None
     smem = 4 * (R + 2) * nx * itemsize  # 2 buffers × 2 species × (R rows + 2 halo rows)
     return (R, smem) if smem <= SMEM_MAX else None
@@ -140,7 +141,8 @@ def launch(t: dict, u, v, uo, vo, members: int, par, dts, steps: int,
         for c in CLUSTERS:
             s = shape(lat.nx, lat.ny, c, item)
             if s is not None:
-                t["k"][f"gsl_{c}"].max_dynamic_shared_size_bytes = s[1]
+                t["k"][f"gsl_{c}"].max_dynamic_shared_size_bytes = max(
+                    s[1], t["k"][f"gsl_{c}"].max_dynamic_shared_size_bytes)
                 t["limits"][c] = cluster_limit(t["k"][f"gsl_{c}"], c, s[1], t["sms"])
     if cluster is not None:
         C, (R, smem) = cluster, shape(lat.nx, lat.ny, cluster, item)
@@ -150,6 +152,8 @@ def launch(t: dict, u, v, uo, vo, members: int, par, dts, steps: int,
             p = t["plans"][members] = plan(lat.nx, lat.ny, members, item, t["limits"])
         C, R, smem = p
     k = t["k"][f"gsl_{C}"]
+    if k.max_dynamic_shared_size_bytes < smem:  # (the kernels are shared by every lattice)
+        k.max_dynamic_shared_size_bytes = smem
     n = u.shape[-1]
     k((members * C,), (THREADS,),
       (u, v, uo, vo, t["node"], np.int32(n), np.int32(lat.nx), np.int32(lat.ny), np.int32(R),

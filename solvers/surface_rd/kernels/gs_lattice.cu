@@ -6,13 +6,12 @@
 // One member = one thread-block cluster of C blocks (blockIdx.x / C = member, the block's rank
 // in the cluster = its strip). Block r owns lattice rows [r·R, min(ny, (r+1)·R)) and keeps them,
 // with one halo row above and one below, in two buffers (a step reads one and writes the other).
-// A step:
-//   A. the strip's first and last rows: updated, and sent into the neighbouring blocks' halo
-//      rows of the next buffer through the cluster's distributed shared memory;
-//      barrier.cluster.arrive (release)
-//   B. the interior rows (no halo needed), each thread walking down a column with the rows above
-//      and below in registers; __syncthreads; barrier.cluster.wait (acquire)
-// so the cluster barrier's latency hides behind the interior rows. At the physical ends the
+// A step: each thread walks a column through a band of the strip's rows with the rows above and
+// below in registers; the first band starts at the strip's first row and the last band walks up
+// from its last row, so the two edge rows are updated first and sent into the neighbouring
+// blocks' halo rows of the next buffer through the cluster's distributed shared memory; then
+// barrier.cluster.arrive (release), the rest of the walk, __syncthreads, barrier.cluster.wait
+// (acquire): the cluster barrier's latency hides behind the inner rows. At the physical ends the
 // halo row is the mirrored row (row 1 above row 0, row ny − 2 below row ny − 1), written by the
 // block that updates it; the mirrored column likewise by index.
 //
@@ -106,6 +105,18 @@ __device__ __forceinline__ void gsl_body(const T* __restrict__ u_in, const T* __
     cl.sync();  // every block of the cluster runs and has its buffer before any remote write
     T* up_u = nullptr; T* up_v = nullptr; T* dn_u = nullptr; T* dn_v = nullptr;
     const int bottom_slot = R + 1;  // the halo below of a block that is not the last (rows == R)
+    // G groups of nx threads (a thread a column), group g a band of own slots; group 0 starts at
+    // slot 1 and the last group at slot `rows` walking up, so both edge rows come first
+    const int G = max(1, min(nt / nx, rows));
+    const bool has = tid < G * nx;
+    const int g = has ? tid / nx : 0, c = has ? tid - g * nx : 0;
+    const int lo = 1 + (g * rows) / G, hi = 1 + ((g + 1) * rows) / G;
+    const bool up = G > 1 && g == G - 1;
+    const int first = up ? hi - 1 : lo, d = up ? -1 : 1, cnt = has ? hi - lo : 0;
+    const int cl_ = c == 0 ? 1 : c - 1, cr = c == nx - 1 ? nx - 2 : c + 1;
+    // the slots whose values are also the mirrored halo rows: global row 1 above row 0, row
+    // ny - 2 below row ny - 1
+    const int m_top = r == 0 ? 2 : -1, m_bot = r == C - 1 ? rows - 1 : -1;
     for (int s = 0; s < steps; ++s) {
         const int p = s & 1, q = p ^ 1;
         const T* su = at(p, 0, 0);
@@ -120,48 +131,32 @@ __device__ __forceinline__ void gsl_body(const T* __restrict__ u_in, const T* __
             dn_u = cl.map_shared_rank(du, r + 1);
             dn_v = cl.map_shared_rank(dv, r + 1);
         }
-        // A: first and last own rows (slots 1 and rows)
-        for (int k = tid; k < 2 * nx; k += nt) {
-            const int slot = k < nx ? 1 : rows, c = k < nx ? k : k - nx;
-            const int cl_ = c == 0 ? 1 : c - 1, cr = c == nx - 1 ? nx - 2 : c + 1;
+        int slot = first;
+        T ua = T(0), va = T(0), uc = T(0), vc = T(0);  // the slot behind the walk, the slot
+        if (cnt > 0) {
+            ua = su[(slot - d) * nx + c]; va = sv[(slot - d) * nx + c];
+            uc = su[slot * nx + c]; vc = sv[slot * nx + c];
+        }
+        auto update = [&]() {  // the vertex (slot, c); the walk moves on by d
             const int o = slot * nx;
-            T un, vn;
-            gsl_vertex(su[o + c], sv[o + c], su[o + cl_], su[o + cr], su[o - nx + c],
-                       su[o + nx + c], sv[o + cl_], sv[o + cr], sv[o - nx + c], sv[o + nx + c],
-                       ax, ay, Du, Dv, F, Fk, dt, un, vn);
+            const T ub = su[o + d * nx + c], vb = sv[o + d * nx + c];
+            T un, vn;  // (ua, ub) are the rows below and above in either order: their sum is
+            gsl_vertex(uc, vc, su[o + cl_], su[o + cr], ua, ub, sv[o + cl_], sv[o + cr], va,
+                       vb, ax, ay, Du, Dv, F, Fk, dt, un, vn);  // the same either way
             du[o + c] = un;
             dv[o + c] = vn;
             if (slot == 1 && r > 0) { up_u[c] = un; up_v[c] = vn; }
             if (slot == rows && r < C - 1) { dn_u[c] = un; dn_v[c] = vn; }
-            const int j = j0 + slot - 1;  // mirrored rows: row 1 above row 0, ny-2 below ny-1
-            if (j == 1 && r == 0) { du[c] = un; dv[c] = vn; }
-            if (j == ny - 2 && r == C - 1) { du[(rows + 1) * nx + c] = un; dv[(rows + 1) * nx + c] = vn; }
-        }
-        cluster_arrive();
-        // B: interior rows 2 .. rows-1, G groups of nx threads, each group a band of rows
-        const int G = max(1, nt / nx), I = rows - 2;
-        for (int k = tid; k < G * nx; k += nt) {
-            const int g = k / nx, c = k - g * nx;
-            const int lo = 2 + (g * I) / G, hi = 2 + ((g + 1) * I) / G;
-            if (lo >= hi) continue;
-            const int cl_ = c == 0 ? 1 : c - 1, cr = c == nx - 1 ? nx - 2 : c + 1;
-            T ua = su[(lo - 1) * nx + c], va = sv[(lo - 1) * nx + c];
-            T uc = su[lo * nx + c], vc = sv[lo * nx + c];
-            for (int slot = lo; slot < hi; ++slot) {
-                const int o = slot * nx;
-                const T ub = su[o + nx + c], vb = sv[o + nx + c];
-                T un, vn;
-                gsl_vertex(uc, vc, su[o + cl_], su[o + cr], ua, ub, sv[o + cl_], sv[o + cr], va,
-                           vb, ax, ay, Du, Dv, F, Fk, dt, un, vn);
-                du[o + c] = un;
-                dv[o + c] = vn;
-                const int j = j0 + slot - 1;
-                if (j == 1 && r == 0) { du[c] = un; dv[c] = vn; }
-                if (j == ny - 2 && r == C - 1) { du[(rows + 1) * nx + c] = un; dv[(rows + 1) * nx + c] = vn; }
-                ua = uc; va = vc; uc = ub; vc = vb;
-            }
-        }
-        __syncthreads();  // B's writes (after the arrive) before the next step reads them
+            if (slot == m_top) { du[c] = un; dv[c] = vn; }
+            if (slot == m_bot) { du[(rows + 1) * nx + c] = un; dv[(rows + 1) * nx + c] = vn; }
+            ua = uc; va = vc; uc = ub; vc = vb;
+            slot += d;
+        };
+        if (cnt > 0) update();  // the edge rows (G > 1): sent, then the barrier's arrival
+        if (G > 1) cluster_arrive();
+        for (int it = 1; it < cnt; ++it) update();
+        if (G == 1) cluster_arrive();  // (one group: the last edge row came last)
+        __syncthreads();  // the writes after the arrival before the next step reads them
         cluster_wait();
     }
     // scatter the own rows of the last buffer written

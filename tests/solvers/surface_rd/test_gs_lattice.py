@@ -33,6 +33,8 @@ def test_plan_spreads_members_over_the_sms():
     assert lattice_gs.shape(40, 9, 8, 4) is None and lattice_gs.shape(40, 9, 4, 4) is None
     assert lattice_gs.shape(40, 9, 2, 4) == (5, 4 * 7 * 40 * 4)
     assert lattice_gs.shape(40, 23, 8, 4) == (3, 4 * 5 * 40 * 4)  # the last strip of 2
+    # a row wider than a block's 1024 threads has no strip (a thread walks a column)
+    assert lattice_gs.shape(1025, 8, 4, 4) is None and lattice_gs.shape(1024, 8, 4, 4) is not None
     # a lattice too wide for a cluster of 8 has no plan
     assert lattice_gs.plan(2000, 2000, 1, 4, H200) is None
     # a cluster size the device cannot run is not chosen
@@ -174,3 +176,29 @@ def test_gpu_the_tube_keeps_the_one_ring_kernel(gpu_backend):
     assert sim.scheme.lattice_why == "the mesh is not a lattice"
     sim.step(3)
     assert all(bool(np.isfinite(s.get()).all()) for s in sim.state.values())
+
+
+@pytest.mark.gpu
+def test_gpu_rows_wider_than_half_a_block_walk_in_one_band(gpu_backend):
+    # 600 × 10 nodes: one band of rows a block (G = 1), the last edge row sent after the walk
+    import cupy as cp
+    from pdestudio.solvers.mesh.lattice import Lattice
+    sim, t, _, _ = _device_case("float64", vertices=900)
+    nx, ny = 600, 10
+    lat = Lattice(nx, ny, 0.5, 0.7, np.random.default_rng(3).permutation(nx * ny))
+    t = dict(t, lat=lat, node=cp.asarray(lat.order, dtype=cp.int32), plans={}, limits=None,
+             ax=1 / lat.hx**2, ay=1 / lat.hy**2)
+    rng = np.random.default_rng(4)
+    u, v = rng.uniform(0.2, 1.0, (2, nx * ny)), rng.uniform(0.0, 0.5, (2, nx * ny))
+    par, dts = np.array([[0.02, 0.01, 0.037, 0.06], [0.03, 0.012, 0.05, 0.062]]), np.array([.1, .05])
+    ref = lattice_step(lat, u, v, par, dts, 6)
+    dev = lambda a: cp.asarray(a)  # noqa: E731
+    done = 0
+    for C in lattice_gs.CLUSTERS:
+        if lattice_gs.shape(nx, ny, C, 8) is None:
+            continue
+        got = _run(t, dev, u, v, par, dts, 6, cluster=C)
+        for g, r in zip(got, ref):
+            assert np.abs(g - r).max() < 1e-12 * np.abs(r).max(), C
+        done += 1
+    assert done >= 2
