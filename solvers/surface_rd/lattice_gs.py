@@ -1,13 +1,13 @@
-"""Gray–Scott on lattice meshes on the GPU, many steps a launch (kernels/gs_lattice.cu; docs/MODELS.md
-§3): on a planar right-triangle lattice (mesh/lattice.py `find_lattice`, e.g. the default
+"""Gray–Scott on lattice meshes on the GPU, many steps a launch (kernels/gs_lattice.cu;
+docs/MODELS.md §2.5): on a planar right-triangle lattice (mesh/lattice.py `find_lattice`, e.g. the default
 rectangle) the cotangent Laplacian is the 5-point one with mirrored ends, so a member needs no
 neighbour tables, its state fits a thread-block cluster's shared memory, and a launch runs any
 number of steps with one cluster barrier a step and no round trip through global memory.
 
 A member is a cluster of C blocks (1, 2, 3, 4, 6 or 8: compile-time cluster sizes), each block a
 strip of rows; `plan` picks C for E members from how many clusters of each size the device runs
-at once: on an H200 (66 clusters of 2, 30 of 4, 15 of 8), 64 members of 201 × 100 take C = 2
-(128 blocks of 50 rows), 30 members C = 4, one member C = 8.
+at once: on an H200 (66 clusters of 2, 39 of 3, 30 of 4, 15 of 8), 64 members of 201 × 100 take
+C = 2 (128 blocks of 50 rows), 32 members C = 3, 30 members C = 4, one member C = 8.
 The per-vertex arithmetic does not depend on C or on the steps a launch takes, so a solo run and
 every ensemble member agree bit for bit, whatever the batch.
 
@@ -32,9 +32,9 @@ CLUSTERS = (1, 2, 3, 4, 6, 8)  # compiled cluster sizes (8: the portable maximum
 THREADS = 1024
 SMEM_MAX = 227 * 1024  # dynamic shared memory a block may have (compute capability 9.0)
 # A step takes about (rows a block updates + FIXED_ROWS) × (the time of a row) for each wave of
-# clusters: on an H200, 201 columns, float32, 4.70 µs for strips of 50 rows, 2.89 for 25 and
-# 2.09 for 13 (docs/BENCHMARKS.md, "Gray–Scott on lattices by thread-block clusters"), i.e.
-# 0.070 µs a row and 1.2 µs that do not shrink with the strip (the edge rows, the barriers)
+# clusters: on an H200, 201 columns, float32, one wave, 3.73 µs for strips of 50 rows, 2.99 for
+# 34, 1.85 for 17 and 1.73 for 13 (docs/BENCHMARKS.md, "Gray–Scott on lattices by thread-block
+# clusters"): 17 to 19 rows' time does not shrink with the strip (the barriers, the edge rows)
 FIXED_ROWS = 17
 
 
