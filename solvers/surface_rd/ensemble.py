@@ -13,9 +13,9 @@ and its step size read from small device arrays, the neighbour tables shared and
 the vertex update is the solo kernel's own device function, so every member is bit for bit its
 solo run (a `gpu` test checks it). Gray–Scott on a lattice mesh (the rectangle) runs a whole
 block of steps in ONE launch instead (lattice_gs.py: a member a thread-block cluster, its state
-in shared memory), bit for bit its solo run too. Each member keeps its own clock: a host walk of the landing
-rule of core/clock.py vectorised over the members gives each step's per-member Δt (0 once a
-member has landed, stopped or diverged: its row is copied unchanged). Every CHECK steps one
+in shared memory), bit for bit its solo run too. Each member keeps its own clock: a host walk
+of the landing rule of core/clock.py vectorised over the members gives each step's per-member
+Δt (0 once a member has landed, stopped or diverged: its row is copied unchanged). Every CHECK steps one
 reduction finds members with non-finite values (every CHECK_GRAPHS steps where the batch
 replays CUDA graphs); such a member goes back to its state at the
 start of that block of steps, is flagged with a reason, and stops; the others go on.

@@ -1,8 +1,9 @@
 """Gray–Scott on lattice meshes on the GPU, many steps a launch (kernels/gs_lattice.cu;
-docs/MODELS.md §2.5): on a planar right-triangle lattice (mesh/lattice.py `find_lattice`, e.g. the default
-rectangle) the cotangent Laplacian is the 5-point one with mirrored ends, so a member needs no
-neighbour tables, its state fits a thread-block cluster's shared memory, and a launch runs any
-number of steps with one cluster barrier a step and no round trip through global memory.
+docs/MODELS.md §2.5): on a planar right-triangle lattice (mesh/lattice.py `find_lattice`, e.g.
+the default rectangle) the cotangent Laplacian is the 5-point one with mirrored ends, so a member
+needs no neighbour tables, its state fits a thread-block cluster's shared memory, and a launch
+runs any number of steps with one cluster barrier a step and no round trip through global
+memory.
 
 A member is a cluster of C blocks (1, 2, 3, 4, 6 or 8: compile-time cluster sizes), each block a
 strip of rows; `plan` picks C for E members from how many clusters of each size the device runs

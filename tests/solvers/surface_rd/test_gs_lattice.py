@@ -190,7 +190,8 @@ def test_gpu_rows_wider_than_half_a_block_walk_in_one_band(gpu_backend):
              ax=1 / lat.hx**2, ay=1 / lat.hy**2)
     rng = np.random.default_rng(4)
     u, v = rng.uniform(0.2, 1.0, (2, nx * ny)), rng.uniform(0.0, 0.5, (2, nx * ny))
-    par, dts = np.array([[0.02, 0.01, 0.037, 0.06], [0.03, 0.012, 0.05, 0.062]]), np.array([.1, .05])
+    par = np.array([[0.02, 0.01, 0.037, 0.06], [0.03, 0.012, 0.05, 0.062]])
+    dts = np.array([0.1, 0.05])
     ref = lattice_step(lat, u, v, par, dts, 6)
     dev = lambda a: cp.asarray(a)  # noqa: E731
     done = 0
