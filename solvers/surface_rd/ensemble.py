@@ -15,10 +15,10 @@ solo run (a `gpu` test checks it). Gray–Scott on a lattice mesh (the rectangle
 block of steps in ONE launch instead (lattice_gs.py: a member a thread-block cluster, its state
 in shared memory), bit for bit its solo run too. Each member keeps its own clock: a host walk
 of the landing rule of core/clock.py vectorised over the members gives each step's per-member
-Δt (0 once a member has landed, stopped or diverged: its row is copied unchanged). Every CHECK steps one
-reduction finds members with non-finite values (every CHECK_GRAPHS steps where the batch
-replays CUDA graphs); such a member goes back to its state at the
-start of that block of steps, is flagged with a reason, and stops; the others go on.
+Δt (0 once a member has landed, stopped or diverged: its row is copied unchanged). Every CHECK
+steps one reduction finds members with non-finite values (every CHECK_GRAPHS steps where the
+batch replays CUDA graphs or runs a block in one launch); such a member goes back to its state
+at the start of that block of steps, is flagged with a reason, and stops; the others go on.
 
 The positive chemotaxis scheme (adaptive δt) batches too: each member keeps its own device
 clock and λ slots (fused.BatchedPositive), and a block's step sizes are walked on the host as a
