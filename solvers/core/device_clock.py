@@ -154,16 +154,21 @@ class GraphCache:
 
 
 def run_fixed_steps(cp, count: int, t: float, t_end, dt: float, advance, graph, steps: int,
-                    prepare=None) -> tuple[int, float]:
+                    prepare=None, many=None) -> tuple[int, float]:
     """A scheme's `run` for a fixed step dt (the clock on the host: nothing on the device
     depends on t): up to `count` steps from t without passing t_end, exactly as step-by-step
     stepping (core/clock.py). The whole steps go in groups of `steps` through `graph()` (a CUDA
     graph to launch, or None: launch them one by one) after `prepare()` (optional: steps it
     took itself, e.g. one that makes the output buffers before a capture), the rest through
-    `advance(d)`, then the shortened step that lands. Returns (steps taken, new t)."""
+    `advance(d)`, then the shortened step that lands. `many(d, n)`, where a scheme's launch
+    takes any number of steps: all the whole steps in one call instead of graphs. Returns
+    (steps taken, new t)."""
     k = clock.full_steps(t, dt, count, t_end)
     done = 0
-    if k >= steps:
+    if many is not None and k:
+        many(dt, k)
+        done = k
+    elif k >= steps:
         done = prepare() if prepare is not None else 0
         while k - done >= steps:
             g = graph()

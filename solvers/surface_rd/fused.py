@@ -26,7 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core import clock
 from ..core.device_clock import DeviceClock, GraphCache, run_fixed_steps
 from ..core.backend import load_kernels
 from ..core.errors import NonFiniteStep
@@ -232,19 +231,9 @@ class FusedGrayScott(FusedEuler):
     def run(self, count, t, t_end):
         if self.lattice_why is not None:
             return super().run(count, t, t_end)
-        # the whole steps in one launch, then the shortened one that lands (core/clock.py)
-        dt = self.sim.dt
-        k = clock.full_steps(t, dt, count, t_end)
-        if k:
-            self.advance(dt, k)
-        for _ in range(k):
-            t += dt
-        if k < count and not clock.landed(t, t_end):
-            last = min(dt, clock.limit(t, t_end))
-            self.advance(last)
-            t = clock.after_step(t, last, t_end)
-            k += 1
-        return k, t
+        # the whole steps in one launch, then the shortened one that lands
+        return run_fixed_steps(self.cp, count, t, t_end, self.sim.dt, self.advance,
+                               lambda: None, GRAPH_STEPS, many=self.advance)
 
     def _lattice_launch(self, u, v, uo, vo, dt, steps):
         from .lattice_gs import launch

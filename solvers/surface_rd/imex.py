@@ -91,8 +91,8 @@ class Implicit:
         self.rtol = RTOL[np.dtype(real).name]
         self.iterations = 0  # of the last solve
         # a lattice mesh (the generated rectangle): cosine transforms instead of CG
-        from ..mesh.lattice import LatticeSolver, find_lattice
-        lat = find_lattice(sim.imesh, sim.ops.L)
+        from ..mesh.lattice import LatticeSolver
+        lat = sim.ops.lattice
         self.lattice = None if lat is None else LatticeSolver(lat, xp, real)
 
     def solve(self, b, dtc: float, x0=None):

@@ -25,7 +25,6 @@ from pathlib import Path
 import numpy as np
 
 from ..core.backend import load_kernels
-from ..mesh.lattice import find_lattice
 from .fused import BatchedEuler
 
 CU = Path(__file__).parent / "kernels" / "gs_lattice.cu"
@@ -118,7 +117,7 @@ def tables(sim) -> dict:
     cache = sim.__dict__.setdefault("_fused_tables", {})
     key = ("gs_lattice", np.dtype(sim.real).str)
     if key not in cache:
-        lat = find_lattice(sim.imesh, sim.ops.L)
+        lat = sim.ops.lattice
         t = {"why": why_not(sim, lat)}
         if t["why"] is None:
             import cupy as cp

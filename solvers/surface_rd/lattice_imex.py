@@ -28,7 +28,7 @@ from ..core.device_clock import DeviceClock, GraphCache
 from ..core.errors import NonFiniteStep
 from ..core.scheme import SchemeBase
 from ..mesh.lattice import KERNELS as LATTICE_KERNELS
-from ..mesh.lattice import MAX_WIDTH, LatticeTransform, find_lattice, transform_axis
+from ..mesh.lattice import MAX_WIDTH, LatticeTransform, transform_axis
 from ..mesh.triangles import padded
 from .imex import ChemotaxisImex
 from .reference import THETA
@@ -58,7 +58,7 @@ def _tables(sim) -> dict:
     key = ("FusedChemotaxisImex", np.dtype(sim.real).str, sim.params["scheme"])
     if key in cache:
         return cache[key]
-    lat = find_lattice(sim.imesh, sim.ops.L)
+    lat = sim.ops.lattice
     t = {"why": why_not(sim, lat)}
     if t["why"] is None:
         import cupy as cp

@@ -138,6 +138,14 @@ class SurfaceOperators:
         return float(abs(self.L).sum(axis=1).max())
 
     @cached_property
+    def lattice(self):
+        """The mesh's lattice (mesh/lattice.py `find_lattice`: the generated rectangle, whose
+        cotangent Laplacian is the 5-point one) or None; the fast paths of the IMEX solve and of
+        the fused lattice kernels ask it once per simulation."""
+        from ..mesh.lattice import find_lattice
+        return find_lattice(self.mesh, self.L)
+
+    @cached_property
     def stencil(self) -> Stencil:
         n, m = self.mesh.n_vertices, self.mesh.n_cells
         indptr, nbr = self.mesh.vertex_vertex

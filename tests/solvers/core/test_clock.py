@@ -61,3 +61,25 @@ def test_replay_of_a_device_batch_walks_like_single_steps():
     assert clock.replay(0.0, None, [0.25] * 3) == (3, 0.75)
     with pytest.raises(Exception, match="Δt = nan"):
         clock.replay(0.0, 1.0, [0.2, math.nan])
+
+
+@pytest.mark.parametrize("t0,count,t_end", [(0.0, 50, None), (0.0, 50, 3.3), (1.7, 10, 2.0),
+                                            (0.0, 5, 0.05), (2.0, 7, 2.0)])
+def test_run_fixed_steps_in_one_call_walks_the_clock_as_step_by_step(t0, count, t_end):
+    """A scheme whose launch takes any number of steps (`many`, the lattice Gray–Scott kernel)
+    gets the same whole steps, landing step and clock from run_fixed_steps as one that steps
+    one at a time."""
+    from pdestudio.solvers.core.device_clock import run_fixed_steps
+    dt = 0.1
+
+    def stepper():
+        calls = []
+        return calls, (lambda d, n=1: calls.extend([d] * n))
+    single, one = stepper()
+    batched, many = stepper()
+    got_one = run_fixed_steps(None, count, t0, t_end, dt, one, lambda: None, 64)
+    whole = []
+    got_many = run_fixed_steps(None, count, t0, t_end, dt, many, lambda: None, 64,
+                               many=lambda d, n: (whole.append(n), many(d, n)))
+    assert got_many == got_one and batched == single
+    assert len(whole) <= 1 and sum(whole) == sum(1 for d in single if d == dt)
