@@ -32,20 +32,23 @@ CLUSTERS = (1, 2, 3, 4, 6, 8)  # compiled cluster sizes (8: the portable maximum
 THREADS = 1024
 SMEM_MAX = 227 * 1024  # dynamic shared memory a block may have (compute capability 9.0)
 # A step takes about (rows a block updates + FIXED_ROWS) × (the time of a row) for each wave of
-# clusters: on an H200, 201 columns, float32, one wave, 3.73 µs for strips of 50 rows, 2.99 for
-# 34, 1.85 for 17 and 1.73 for 13 (docs/BENCHMARKS.md, "Gray–Scott on lattices by thread-block
-# clusters"): 17 to 19 rows' time does not shrink with the strip (the barriers, the edge rows)
+# clusters: on an H200, 201 columns, float32, one wave, one launch of 8,192 steps, 1.78 µs for
+# strips of 50 rows, 1.34 for 34, 1.14 for 25, 0.87 for 17 and 0.81 for 13 (docs/BENCHMARKS.md,
+# "Gray–Scott on lattices by thread-block clusters"): a least-squares line gives 0.027 µs a row
+# and 0.45 µs, 17 rows' time, that does not shrink with the strip (the barriers, the edge rows)
 FIXED_ROWS = 17
 
 
 def shape(nx: int, ny: int, C: int, itemsize: int) -> tuple[int, int] | None:
     """(rows a block, shared bytes a block) for a cluster of C blocks, or None where the strips
-    do not fit a block's shared memory, the last strip has fewer than 2 rows or a row has more
-    nodes than a block threads (a thread walks one column)."""
+    do not fit a block's shared memory, a strip has fewer than 4 rows or a row has more nodes
+    than half a block's threads (a thread walks one column, a block walks at least two bands
+    of rows, each of at least 2)."""
     R = -(-ny // C)
-    if ny - (C - 1) * R < 2 or nx > THREADS:
+    if R < 4 or ny - (C - 1) * R < 4 or nx > THREADS // 2 or nx < 3:
         return None
-    smem = 4 * (R + 2) * nx * itemsize  # 2 buffers × 2 species × (R rows + 2 halo rows)
+    # 2 buffers of R + 2 rows (with the halo rows) of (u, v) pairs, and a zero pair at each end
+    smem = (2 * (R + 2) * nx + 2) * 2 * itemsize
     return (R, smem) if smem <= SMEM_MAX else None
 
 
@@ -104,6 +107,9 @@ def why_not(sim, lat) -> str | None:
     cc = cp.cuda.Device().compute_capability
     if int(cc) < 90:
         return f"thread-block clusters need compute capability 9.0 or newer (this GPU: {cc})"
+    if lat.nx > THREADS // 2:
+        return (f"rows of {lat.nx} nodes (the lattice kernel walks at least two bands a block: "
+                f"rows of at most {THREADS // 2} nodes)")
     if plan(lat.nx, lat.ny, 1, np.dtype(sim.real).itemsize, {c: 1 for c in CLUSTERS}) is None:
         return (f"the lattice {lat.nx} × {lat.ny} does not fit the shared memory of a cluster of "
                 f"{CLUSTERS[-1]} blocks")

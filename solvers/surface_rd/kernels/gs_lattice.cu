@@ -5,19 +5,26 @@
 //
 // One member = one thread-block cluster of C blocks (blockIdx.x / C = member, the block's rank
 // in the cluster = its strip). Block r owns lattice rows [r·R, min(ny, (r+1)·R)) and keeps them,
-// with one halo row above and one below, in two buffers (a step reads one and writes the other).
-// A step: each thread walks a column through a band of the strip's rows with the rows above and
-// below in registers; the first band starts at the strip's first row and the last band walks up
-// from its last row, so the two edge rows are updated first and sent into the neighbouring
-// blocks' halo rows of the next buffer through the cluster's distributed shared memory; then
-// barrier.cluster.arrive (release), the rest of the walk, __syncthreads, barrier.cluster.wait
-// (acquire): the cluster barrier's latency hides behind the inner rows. At the physical ends the
-// row beyond is read as the mirrored row (row 1 above row 0, row ny − 2 below row ny − 1), and
-// the mirrored column likewise, by index.
+// with one halo row above and one below, in two buffers (a step reads one and writes the other)
+// of (u, v) pairs, with one zero pair before the first buffer and one after the second.
+// A step: each thread walks a column through a band of the strip's rows (G ≥ 2 bands a block)
+// with the rows behind and at the walk in registers. The first band starts at the strip's first
+// row and the last band walks up from its last row, so the two edge rows are the walks' first
+// updates: each is also stored into the neighbouring block's halo row of the next buffer through
+// the cluster's distributed shared memory; then barrier.cluster.arrive (release in the warps
+// that sent, relaxed in the others), the rest of the walk, __syncthreads, barrier.cluster.wait
+// (acquire): the barrier's latency hides behind the inner rows. The walks' second updates store
+// the physical ends' mirrors: row 1 into the halo above row 0 and row ny − 2 into the halo below
+// row ny − 1 (their own block's). Columns are mirrored by the coefficients: the first column
+// weighs its right neighbour twice and its left not at all, the last likewise; the pair read
+// beyond a row's end (the row before's last node, the row after's first, or a zero pair) is
+// then multiplied by 0 (it is finite unless the member has diverged).
 //
-// Every vertex value is computed by gsl_vertex with rounded operations only (no contraction left
-// to the compiler), so the result does not depend on C, the block size or the number of steps
-// a launch takes: an ensemble member is bit for bit its solo run.
+// The step is written with the member's coefficients folded (dt·Du·ax, 1 − dt·(2Du(ax+ay) + F),
+// ...), so a vertex costs 14 floating-point instructions, three paired shared-memory loads and
+// one paired store. Every value uses rounded operations only (no contraction left to the
+// compiler), so the result does not depend on C, the block size or the number of steps a launch
+// takes: an ensemble member is bit for bit its solo run.
 //
 // State in global memory is the mesh's internal vertex order; `node[j·nx + i]` is the internal
 // index of lattice node (i, j). A launch gathers the state into shared memory, runs `steps`
@@ -35,32 +42,51 @@ __device__ __forceinline__ double rsub(double a, double b) { return __dsub_rn(a,
 __device__ __forceinline__ float rfma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ double rfma(double a, double b, double c) { return __fma_rn(a, b, c); }
 
-// (u, v) at a vertex from its four lattice neighbours (left, right, down, up):
-//   Lu = ax·((uL − u) + (uR − u)) + ay·((uD − u) + (uU − u)),  ax = 1/hx², ay = 1/hy²
-//   u' = u + dt·(Du·Lu − u v² + F(1 − u)),   v' = v + dt·(Dv·Lv + u v² − (F + k) v)
-template <typename T>
-__device__ __forceinline__ void gsl_vertex(T u, T v, T uL, T uR, T uD, T uU, T vL, T vR, T vD,
-                                           T vU, T ax, T ay, T Du, T Dv, T F, T Fk, T dt,
-                                           T& un, T& vn)
-{
-    const T lu = rfma(ax, radd(rsub(uL, u), rsub(uR, u)),
-                      rmul(ay, radd(rsub(uD, u), rsub(uU, u))));
-    const T lv = rfma(ax, radd(rsub(vL, v), rsub(vR, v)),
-                      rmul(ay, radd(rsub(vD, v), rsub(vU, v))));
-    const T uvv = rmul(rmul(u, v), v);
-    const T fu = rfma(F, rsub(T(1), u), rsub(rmul(Du, lu), uvv));
-    const T fv = rsub(rfma(Dv, lv, uvv), rmul(Fk, v));
-    un = rfma(dt, fu, u);
-    vn = rfma(dt, fv, v);
-}
+template <typename T> struct Pair;
+template <> struct Pair<float> { typedef float2 type; };
+template <> struct Pair<double> { typedef double2 type; };
 
-__device__ __forceinline__ void cluster_arrive()
+__device__ __forceinline__ void cluster_arrive_release()
 {
     asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_arrive_relaxed()
+{
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 }
 __device__ __forceinline__ void cluster_wait()
 {
     asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+// A member's step at one vertex, its coefficients folded (K: see gsl_body):
+//   u' = Au·u + dtF + By·(uD + uU) + BxL·uL + BxR·uR − dt·u v²
+//   v' = Av·v       + Cy·(vD + vU) + CxL·vL + CxR·vR + dt·u v²
+// (a, b): the rows behind and ahead of the walk (their sum is the same in either order), c the
+// vertex, (L, R) its left and right neighbours.
+template <typename T>
+struct Coef {
+    T Au, dtF, By, BxL, BxR, Av, Cy, CxL, CxR, dt, ndt;
+};
+
+template <typename T, typename T2>
+__device__ __forceinline__ T2 gsl_vertex(const Coef<T>& K, const T2 a, const T2 c, const T2 b,
+                                         const T2 L, const T2 R)
+{
+    const T uv = rmul(c.x, c.y);
+    const T uvv = rmul(uv, c.y);
+    T au = rfma(K.Au, c.x, K.dtF);
+    au = rfma(K.By, radd(a.x, b.x), au);
+    au = rfma(K.BxL, L.x, au);
+    au = rfma(K.BxR, R.x, au);
+    T av = rmul(K.Av, c.y);
+    av = rfma(K.Cy, radd(a.y, b.y), av);
+    av = rfma(K.CxL, L.y, av);
+    av = rfma(K.CxR, R.y, av);
+    T2 n;
+    n.x = rfma(K.ndt, uvv, au);
+    n.y = rfma(K.dt, uvv, av);
+    return n;
 }
 
 template <typename T, int C>
@@ -71,17 +97,19 @@ __device__ __forceinline__ void gsl_body(const T* __restrict__ u_in, const T* __
                                          const T* __restrict__ par, const T* __restrict__ dts,
                                          const T ax, const T ay)
 {
+    typedef typename Pair<T>::type T2;
     extern __shared__ __align__(16) unsigned char smem_raw[];
-    T* sm = reinterpret_cast<T*>(smem_raw);
+    T2* sm = reinterpret_cast<T2*>(smem_raw);
     cg::cluster_group cl = cg::this_cluster();
     const int r = (int)cl.block_rank();
     const int m = blockIdx.x / C;
     const int tid = threadIdx.x, nt = blockDim.x;
-    const int j0 = r * R, rows = min(ny, j0 + R) - j0;  // rows >= 2 (the host checks)
+    const int j0 = r * R, rows = min(ny, j0 + R) - j0;  // rows >= 4 (the host checks)
     const size_t off = (size_t)m * n;
-    const int plane = (R + 2) * nx;  // one species of one buffer: halo, R rows, halo
-    // buffer p, species s (0 = u, 1 = v), slot (0 = halo above, 1..rows own, rows + 1 = below)
-    auto at = [&](int p, int s, int slot) { return sm + (2 * p + s) * plane + slot * nx; };
+    const int W = nx;              // a slot: nx nodes
+    const int BUF = (R + 2) * W;   // a buffer: halo, R rows, halo
+    // buffer p, slot (0 = halo above, 1..rows own, rows + 1 = halo below), column c
+    auto at = [&](int p, int slot, int c) { return sm + 1 + p * BUF + slot * W + c; };
     const T dt = dts[m];
     if (dt == T(0)) {  // an inactive member: its rows copied (the caller's double buffer)
         for (int q = tid; q < rows * nx; q += nt) {
@@ -91,93 +119,117 @@ __device__ __forceinline__ void gsl_body(const T* __restrict__ u_in, const T* __
         }
         return;  // (every block of this cluster returns here: no barrier is left waiting)
     }
-    const T Du = par[4 * m], Dv = par[4 * m + 1], F = par[4 * m + 2];
-    const T Fk = radd(F, par[4 * m + 3]);
-    // gather: own rows and both halo rows (mirrored at the physical ends) into buffer 0
+    // gather: own rows and both halo rows (mirrored at the physical ends) into buffer 0, and
+    // the zero pairs before and after the buffers
     for (int q = tid; q < (rows + 2) * nx; q += nt) {
         const int slot = q / nx, c = q - slot * nx;
         int j = j0 + slot - 1;
         j = j < 0 ? 1 : (j >= ny ? ny - 2 : j);
         const int g = node[j * nx + c];
-        at(0, 0, slot)[c] = u_in[off + g];
-        at(0, 1, slot)[c] = v_in[off + g];
+        T2 x;
+        x.x = u_in[off + g];
+        x.y = v_in[off + g];
+        *at(0, slot, c) = x;
     }
-    cl.sync();  // every block of the cluster runs and has its buffer before any remote write
-    T* up_u = nullptr; T* up_v = nullptr; T* dn_u = nullptr; T* dn_v = nullptr;
-    const int bottom_slot = R + 1;  // the halo below of a block that is not the last (rows == R)
-    // G groups of nx threads (a thread a column), group g a band of own slots; group 0 starts at
-    // slot 1 and the last group at slot `rows` walking up, so both edge rows come first
-    const int G = max(1, min(nt / nx, rows));
+    if (tid < 2) {
+        T2 z;
+        z.x = T(0);
+        z.y = T(0);
+        sm[tid == 0 ? 0 : 2 * BUF + 1] = z;
+    }
+    // the member's coefficients; the first and last columns weigh their inner neighbour twice
+    const T Du = par[4 * m], Dv = par[4 * m + 1], F = par[4 * m + 2];
+    const T Fk = radd(F, par[4 * m + 3]);
+    const T dDu = rmul(dt, Du), dDv = rmul(dt, Dv);
+    // G bands of nx threads (a thread a column), each band >= 2 slots; band 0 starts at slot 1
+    // walking down, the last band at slot `rows` walking up
+    const int G = min(nt / nx, rows / 2);
     const bool has = tid < G * nx;
     const int g = has ? tid / nx : 0, c = has ? tid - g * nx : 0;
     const int lo = 1 + (g * rows) / G, hi = 1 + ((g + 1) * rows) / G;
-    const bool up = G > 1 && g == G - 1;
-    const int first = up ? hi - 1 : lo, d = up ? -1 : 1, cnt = has ? hi - lo : 0;
-    const int cl_ = c == 0 ? 1 : c - 1, cr = c == nx - 1 ? nx - 2 : c + 1;
-    // the physical ends read the mirrored rows instead of a halo: row 1 above row 0 (slot 0 of
-    // the first block reads slot 2), row ny - 2 below row ny - 1 (slot rows + 1 of the last
-    // block reads slot rows - 1)
-    auto fix = [&](int sl) {
-        return (r == 0 && sl == 0) ? 2 : ((r == C - 1 && sl == rows + 1) ? rows - 1 : sl);
-    };
+    const bool up = g == G - 1;
+    const int first = up ? hi - 1 : lo, cnt = has ? hi - lo : 0;
+    const int ds = up ? -W : W;  // the walk's step in pairs
+    const T wL = c == 0 ? T(0) : (c == nx - 1 ? T(2) : T(1));
+    const T wR = c == nx - 1 ? T(0) : (c == 0 ? T(2) : T(1));
+    Coef<T> K;
+    K.Au = rsub(T(1), rmul(dt, rfma(rmul(T(2), Du), radd(ax, ay), F)));
+    K.dtF = rmul(dt, F);
+    K.By = rmul(dDu, ay);
+    K.BxL = rmul(wL, rmul(dDu, ax));
+    K.BxR = rmul(wR, rmul(dDu, ax));
+    K.Av = rsub(T(1), rmul(dt, rfma(rmul(T(2), Dv), radd(ax, ay), Fk)));
+    K.Cy = rmul(dDv, ay);
+    K.CxL = rmul(wL, rmul(dDv, ax));
+    K.CxR = rmul(wR, rmul(dDv, ax));
+    K.dt = dt;
+    K.ndt = -dt;
+    // where the walk's first two updates also go, for each buffer written (q = 0, 1): the edge
+    // rows into the neighbours' halo rows, the mirrors of the physical ends into the own halo
+    // rows; elsewhere the update's own place again (the same value stored twice)
+    const bool send_up = g == 0 && r > 0, send_dn = up && r < C - 1;
+    T2 *x1_0, *x1_1, *x2_0, *x2_1;
+    {
+        T2* own = at(0, first, c);
+        x1_0 = send_up ? cl.map_shared_rank(at(0, R + 1, c), r - 1)
+                       : (send_dn ? cl.map_shared_rank(at(0, 0, c), r + 1) : own);
+        x2_0 = (g == 0 && r == 0) ? at(0, 0, c)
+                                  : ((up && r == C - 1) ? at(0, rows + 1, c) : own + ds);
+        own = at(1, first, c);
+        x1_1 = send_up ? cl.map_shared_rank(at(1, R + 1, c), r - 1)
+                       : (send_dn ? cl.map_shared_rank(at(1, 0, c), r + 1) : own);
+        x2_1 = (g == 0 && r == 0) ? at(1, 0, c)
+                                  : ((up && r == C - 1) ? at(1, rows + 1, c) : own + ds);
+    }
+    const bool warp_sends = __any_sync(0xffffffffu, send_up || send_dn);
+    cl.sync();  // every block of the cluster runs and has its buffer before any remote write
     for (int s = 0; s < steps; ++s) {
         const int p = s & 1, q = p ^ 1;
-        const T* su = at(p, 0, 0);
-        const T* sv = at(p, 1, 0);
-        T* du = at(q, 0, 0);
-        T* dv = at(q, 1, 0);
-        if (r > 0) {  // the block above's halo below, in the buffer this step writes
-            up_u = cl.map_shared_rank(du, r - 1) + bottom_slot * nx;
-            up_v = cl.map_shared_rank(dv, r - 1) + bottom_slot * nx;
+        const T2* P = at(p, first, c);
+        T2* O = at(q, first, c);
+        T2 a = P[0], cc = P[0], b = P[0];
+        if (cnt > 0) {  // the first update: an edge row (sent) or a plain one
+            a = P[-ds];
+            b = P[ds];
+            const T2 nv = gsl_vertex(K, a, cc, b, P[-1], P[1]);
+            *O = nv;
+            *(q ? x1_1 : x1_0) = nv;
         }
-        if (r < C - 1) {  // the block below's halo above
-            dn_u = cl.map_shared_rank(du, r + 1);
-            dn_v = cl.map_shared_rank(dv, r + 1);
+        if (warp_sends) {  // (warp-uniform: every thread of a warp arrives at the same place)
+            cluster_arrive_release();
+        } else {
+            cluster_arrive_relaxed();
         }
-        int slot = first;
-        T ua = T(0), va = T(0), uc = T(0), vc = T(0);  // the slot behind the walk, the slot
-        if (cnt > 0) {
-            ua = su[fix(slot - d) * nx + c]; va = sv[fix(slot - d) * nx + c];
-            uc = su[slot * nx + c]; vc = sv[slot * nx + c];
-        }
-        // the vertex (slot, c), then the walk moves on by d. `edge`: where the slot may be an
-        // edge row (sent to a neighbour) or the row ahead a physical end; the walk's other
-        // updates have no such branches (with them in the loop a step took 40 % longer)
-        auto update = [&](const bool edge) {
-            const int o = slot * nx;
-            const int nb = (edge ? fix(slot + d) : slot + d) * nx;
-            const T ub = su[nb + c], vb = sv[nb + c];
-            T un, vn;  // (ua, ub) are the rows below and above in either order: their sum is
-            gsl_vertex(uc, vc, su[o + cl_], su[o + cr], ua, ub, sv[o + cl_], sv[o + cr], va,
-                       vb, ax, ay, Du, Dv, F, Fk, dt, un, vn);  // the same either way
-            du[o + c] = un;
-            dv[o + c] = vn;
-            if (edge) {
-                if (slot == 1 && r > 0) { up_u[c] = un; up_v[c] = vn; }
-                if (slot == rows && r < C - 1) { dn_u[c] = un; dn_v[c] = vn; }
+        if (cnt > 0) {  // the second update (a band has >= 2 slots): maybe a physical end's
+            P += ds;    // mirror row, then the rest of the walk
+            O += ds;
+            a = cc;
+            cc = b;
+            b = P[ds];
+            const T2 nv = gsl_vertex(K, a, cc, b, P[-1], P[1]);
+            *O = nv;
+            *(q ? x2_1 : x2_0) = nv;
+#pragma unroll 3
+            for (int it = 2; it < cnt; ++it) {
+                P += ds;
+                O += ds;
+                a = cc;
+                cc = b;
+                b = P[ds];
+                *O = gsl_vertex(K, a, cc, b, P[-1], P[1]);
             }
-            ua = uc; va = vc; uc = ub; vc = vb;
-            slot += d;
-        };
-        if (cnt > 0) update(true);  // the edge rows (G > 1): sent, then the barrier's arrival
-        if (G > 1) {
-            cluster_arrive();
-            for (int it = 1; it < cnt; ++it) update(false);
-        } else {  // one band: the last edge row comes last
-            for (int it = 1; it < cnt - 1; ++it) update(false);
-            if (cnt > 1) update(true);
-            cluster_arrive();
         }
         __syncthreads();  // the writes after the arrival before the next step reads them
         cluster_wait();
     }
     // scatter the own rows of the last buffer written
-    const T* fu = at(steps & 1, 0, 1);
-    const T* fv = at(steps & 1, 1, 1);
+    const int fin = steps & 1;
     for (int q = tid; q < rows * nx; q += nt) {
-        const int g = node[j0 * nx + q];
-        u_out[off + g] = fu[q];
-        v_out[off + g] = fv[q];
+        const int slot = q / nx, c2 = q - slot * nx;
+        const int g2 = node[j0 * nx + q];
+        const T2 x = *at(fin, slot + 1, c2);
+        u_out[off + g2] = x.x;
+        v_out[off + g2] = x.y;
     }
 }
 

@@ -25,16 +25,20 @@ def test_plan_spreads_members_over_the_sms():
     assert lattice_gs.plan(201, 100, 30, 4, H200)[:2] == (4, 25)
     assert lattice_gs.plan(201, 100, 16, 4, H200)[:2] == (6, 17)
     assert lattice_gs.plan(201, 100, 1, 4, H200)[:2] == (8, 13)
-    # float64: a strip of 50 rows needs 2·2·52·201·8 = 334 KB > 227 KB; 34 rows just fit
+    # float64: a strip of 50 rows needs (2·52·201 + 2) (u, v) pairs of 16 bytes = 334 KB > 227
+    # KB; 34 rows just fit
     assert lattice_gs.shape(201, 100, 2, 8) is None
-    assert lattice_gs.shape(201, 100, 3, 8) == (34, 4 * 36 * 201 * 8)
+    assert lattice_gs.shape(201, 100, 3, 8) == (34, (2 * 36 * 201 + 2) * 16)
     assert lattice_gs.plan(201, 100, 64, 8, H200)[0] == 3
-    # the last strip needs 2 rows: 9 rows in strips of 2 or 3 leave none for the last
+    # a strip needs 4 rows (two bands of at least 2): 9 rows in strips of 3 or 2 have too few,
+    # 21 rows in strips of 6 leave 3 for the last, 22 leave 4
     assert lattice_gs.shape(40, 9, 8, 4) is None and lattice_gs.shape(40, 9, 4, 4) is None
-    assert lattice_gs.shape(40, 9, 2, 4) == (5, 4 * 7 * 40 * 4)
-    assert lattice_gs.shape(40, 23, 8, 4) == (3, 4 * 5 * 40 * 4)  # the last strip of 2
-    # a row wider than a block's 1024 threads has no strip (a thread walks a column)
-    assert lattice_gs.shape(1025, 8, 4, 4) is None and lattice_gs.shape(1024, 8, 4, 4) is not None
+    assert lattice_gs.shape(40, 9, 2, 4) == (5, (2 * 7 * 40 + 2) * 8)
+    assert lattice_gs.shape(40, 21, 4, 4) is None
+    assert lattice_gs.shape(40, 22, 4, 4) == (6, (2 * 8 * 40 + 2) * 8)
+    # a row wider than half a block's 1024 threads has no strip (a thread walks a column, a
+    # block at least two bands of rows)
+    assert lattice_gs.shape(513, 8, 1, 4) is None and lattice_gs.shape(512, 8, 1, 4) is not None
     # a lattice too wide for a cluster of 8 has no plan
     assert lattice_gs.plan(2000, 2000, 1, 4, H200) is None
     # a cluster size the device cannot run is not chosen
@@ -139,7 +143,8 @@ def test_gpu_lattice_kernel_matches_the_float64_5_point_step(dtype, tol, gpu_bac
 
 @pytest.mark.gpu
 def test_gpu_uneven_strips_and_a_tall_lattice(gpu_backend):
-    # 43 × 21: strips of 21, of 11 (the last of 10) and of 6 (the last of 3)
+    # 43 × 21: strips of 21, of 11 (the last of 10) and of 7 (clusters of 4 and more leave the
+    # last strip fewer than 4 rows: not planned)
     sim, t, (u, v, par, dts), dev = _device_case("float64", vertices=900)
     lat = t["lat"]
     ref = lattice_step(lat, u, v, par, dts, 5)
@@ -179,12 +184,13 @@ def test_gpu_the_tube_keeps_the_one_ring_kernel(gpu_backend):
 
 
 @pytest.mark.gpu
-def test_gpu_rows_wider_than_half_a_block_walk_in_one_band(gpu_backend):
-    # 600 × 10 nodes: one band of rows a block (G = 1), the last edge row sent after the walk
+def test_gpu_the_widest_rows_walk_in_two_bands(gpu_backend):
+    # 500 × 10 nodes: two bands of 500 threads a block (G = 2); bands of 2 and 3 rows in
+    # clusters of 2, and in a cluster of 1 both physical ends' mirrors in one block
     import cupy as cp
     from pdestudio.solvers.mesh.lattice import Lattice
     sim, t, _, _ = _device_case("float64", vertices=900)
-    nx, ny = 600, 10
+    nx, ny = 500, 10
     lat = Lattice(nx, ny, 0.5, 0.7, np.random.default_rng(3).permutation(nx * ny))
     t = dict(t, lat=lat, node=cp.asarray(lat.order, dtype=cp.int32), plans={}, limits=None,
              ax=1 / lat.hx**2, ay=1 / lat.hy**2)
