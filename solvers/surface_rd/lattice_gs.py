@@ -2,8 +2,8 @@
 docs/MODELS.md §2.5): on a planar right-triangle lattice (mesh/lattice.py `find_lattice`, e.g.
 the default rectangle) the cotangent Laplacian is the 5-point one with mirrored ends, so a member
 needs no neighbour tables, its state fits a thread-block cluster's shared memory, and a launch
-runs any number of steps with one cluster barrier a step and no round trip through global
-memory.
+runs any number of steps with no round trip through global memory (the strips' edge rows go to
+the neighbouring blocks by asynchronous stores counted on mbarriers: no cluster barrier a step).
 
 A member is a cluster of C blocks (1, 2, 3, 4, 6 or 8: compile-time cluster sizes), each block a
 strip of rows; `plan` picks C for E members from how many clusters of each size the device runs
@@ -30,7 +30,7 @@ from .fused import BatchedEuler
 CU = Path(__file__).parent / "kernels" / "gs_lattice.cu"
 CLUSTERS = (1, 2, 3, 4, 6, 8)  # compiled cluster sizes (8: the portable maximum)
 THREADS = 1024
-SMEM_MAX = 227 * 1024  # dynamic shared memory a block may have (compute capability 9.0)
+SMEM_MAX = 227 * 1024 - 16  # shared memory a block may have (9.0), less the kernel's mbarriers
 # A step takes about (rows a block updates + FIXED_ROWS) × (the time of a row) for each wave of
 # clusters: on an H200, 201 columns, float32, one wave, one launch of 8,192 steps, 1.78 µs for
 # strips of 50 rows, 1.34 for 34, 1.14 for 25, 0.87 for 17 and 0.81 for 13 (docs/BENCHMARKS.md,

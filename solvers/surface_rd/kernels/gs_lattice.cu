@@ -10,21 +10,24 @@
 // A step: each thread walks a column through a band of the strip's rows (G ≥ 2 bands a block)
 // with the rows behind and at the walk in registers. The first band starts at the strip's first
 // row and the last band walks up from its last row, so the two edge rows are the walks' first
-// updates: each is also stored into the neighbouring block's halo row of the next buffer through
-// the cluster's distributed shared memory; then barrier.cluster.arrive (release in the warps
-// that sent, relaxed in the others), the rest of the walk, __syncthreads, barrier.cluster.wait
-// (acquire): the barrier's latency hides behind the inner rows. The walks' second updates store
+// updates: each is also sent into the neighbouring block's halo row of the next buffer by an
+// asynchronous store to the cluster's distributed shared memory (st.async) that counts its bytes
+// on the neighbour's mbarrier for that buffer; the threads that read a halo row next step (the
+// same first and last bands) wait on their own block's mbarrier for its bytes, the rest of the
+// block goes on, and a __syncthreads ends the step. No cluster barrier a step: a neighbour cannot
+// overwrite a halo row before it has been read, because it first waits for the edge row that
+// each reading thread sends after its read. The walks' second updates store
 // the physical ends' mirrors: row 1 into the halo above row 0 and row ny − 2 into the halo below
 // row ny − 1 (their own block's). Columns are mirrored by the coefficients: the first column
 // weighs its right neighbour twice and its left not at all, the last likewise; the pair read
 // beyond a row's end (the row before's last node, the row after's first, or a zero pair) is
 // then multiplied by 0 (it is finite unless the member has diverged).
 //
-// The step is written with the member's coefficients folded (dt·Du·ax, 1 − dt·(2Du(ax+ay) + F),
-// ...), so a vertex costs 14 floating-point instructions, three paired shared-memory loads and
-// one paired store. Every value uses rounded operations only (no contraction left to the
-// compiler), so the result does not depend on C, the block size or the number of steps a launch
-// takes: an ensemble member is bit for bit its solo run.
+// The step is written with the member's coefficients folded (dt·Du·ax,
+// 1 − dt·(2Du(ax+ay) + F), ...), so a vertex costs 14 floating-point instructions, three paired
+// shared-memory loads and one paired store. Every value uses rounded operations only (no
+// contraction left to the compiler), so the result does not depend on C, the block size or the
+// number of steps a launch takes: an ensemble member is bit for bit its solo run.
 //
 // State in global memory is the mesh's internal vertex order; `node[j·nx + i]` is the internal
 // index of lattice node (i, j). A launch gathers the state into shared memory, runs `steps`
@@ -42,22 +45,55 @@ __device__ __forceinline__ double rsub(double a, double b) { return __dsub_rn(a,
 __device__ __forceinline__ float rfma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ double rfma(double a, double b, double c) { return __fma_rn(a, b, c); }
 
+
+// distributed shared memory: 32-bit shared-window addresses, a neighbour's address, an
+// asynchronous paired store that counts its bytes on the neighbour's mbarrier, and the mbarrier
+__device__ __forceinline__ unsigned smem_u32(const void* p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+__device__ __forceinline__ unsigned mapa_u32(unsigned a, int rank)
+{
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+__device__ __forceinline__ void st_async(unsigned ra, float2 v, unsigned rm)
+{
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];"
+        ::"r"(ra), "f"(v.x), "f"(v.y), "r"(rm) : "memory");
+}
+__device__ __forceinline__ void st_async(unsigned ra, double2 v, unsigned rm)
+{
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f64 [%0], {%1, %2}, [%3];"
+        ::"r"(ra), "d"(v.x), "d"(v.y), "r"(rm) : "memory");
+}
+__device__ __forceinline__ void mbar_init(unsigned a, unsigned count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(a), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect(unsigned a, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(a), "r"(bytes)
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned a, unsigned parity)
+{
+    unsigned done = 0;
+    do {
+        asm volatile(
+            "{\n .reg .pred P;\n"
+            " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 P, [%1], %2;\n"
+            " selp.u32 %0, 1, 0, P;\n}"
+            : "=r"(done) : "r"(a), "r"(parity) : "memory");
+    } while (!done);
+}
+
 template <typename T> struct Pair;
 template <> struct Pair<float> { typedef float2 type; };
 template <> struct Pair<double> { typedef double2 type; };
-
-__device__ __forceinline__ void cluster_arrive_release()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_arrive_relaxed()
-{
-    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void cluster_wait()
-{
-    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
 
 // A member's step at one vertex, its coefficients folded (K: see gsl_body):
 //   u' = Au·u + dtF + By·(uD + uU) + BxL·uL + BxR·uR − dt·u v²
@@ -164,49 +200,59 @@ __device__ __forceinline__ void gsl_body(const T* __restrict__ u_in, const T* __
     K.CxR = rmul(wR, rmul(dDv, ax));
     K.dt = dt;
     K.ndt = -dt;
-    // where the walk's first two updates also go, for each buffer written (q = 0, 1): the edge
-    // rows into the neighbours' halo rows, the mirrors of the physical ends into the own halo
-    // rows; elsewhere the update's own place again (the same value stored twice)
+    // where the walk's second update also goes, for each buffer written (q = 0, 1): the mirrors
+    // of the physical ends into the own halo rows; elsewhere its own place again (the same value
+    // stored twice)
     const bool send_up = g == 0 && r > 0, send_dn = up && r < C - 1;
-    T2 *x1_0, *x1_1, *x2_0, *x2_1;
+    T2 *x2_0, *x2_1;
     {
         T2* own = at(0, first, c);
-        x1_0 = send_up ? cl.map_shared_rank(at(0, R + 1, c), r - 1)
-                       : (send_dn ? cl.map_shared_rank(at(0, 0, c), r + 1) : own);
         x2_0 = (g == 0 && r == 0) ? at(0, 0, c)
                                   : ((up && r == C - 1) ? at(0, rows + 1, c) : own + ds);
         own = at(1, first, c);
-        x1_1 = send_up ? cl.map_shared_rank(at(1, R + 1, c), r - 1)
-                       : (send_dn ? cl.map_shared_rank(at(1, 0, c), r + 1) : own);
         x2_1 = (g == 0 && r == 0) ? at(1, 0, c)
                                   : ((up && r == C - 1) ? at(1, rows + 1, c) : own + ds);
     }
-    const bool warp_sends = __any_sync(0xffffffffu, send_up || send_dn);
-    cl.sync();  // every block of the cluster runs and has its buffer before any remote write
+    // the first update of a thread in the first band (r > 0) or the last (r < C - 1) is an edge
+    // row: sent into the neighbour's halo row of the buffer written, its bytes counted on the
+    // neighbour's mbarrier for that buffer (mbar[q] completes once each two steps)
+    __shared__ __align__(8) unsigned long long mbar[2];
+    const bool sender = send_up || send_dn;
+    const int nb = send_up ? r - 1 : r + 1;
+    unsigned ra0 = 0, ra1 = 0, rm0 = 0, rm1 = 0;
+    if (sender) {
+        ra0 = mapa_u32(smem_u32(send_up ? at(0, R + 1, c) : at(0, 0, c)), nb);
+        ra1 = mapa_u32(smem_u32(send_up ? at(1, R + 1, c) : at(1, 0, c)), nb);
+        rm0 = mapa_u32(smem_u32(&mbar[0]), nb);
+        rm1 = mapa_u32(smem_u32(&mbar[1]), nb);
+    }
+    const unsigned lm0 = smem_u32(&mbar[0]), lm1 = smem_u32(&mbar[1]);
+    const unsigned bytes = (unsigned)(((r > 0) + (r < C - 1)) * nx * sizeof(T2));
+    if (tid == 0) {
+        mbar_init(lm0, 1);
+        mbar_init(lm1, 1);
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cl.sync();  // every block of the cluster runs, has its buffer and its barriers
     for (int s = 0; s < steps; ++s) {
         const int p = s & 1, q = p ^ 1;
+        // the halo rows that this step's neighbours send (none in the last step: never read)
+        if (tid == 0 && bytes != 0 && s < steps - 1) mbar_expect(q ? lm1 : lm0, bytes);
         const T2* P = at(p, first, c);
         T2* O = at(q, first, c);
-        T2 a = P[0], cc = P[0], b = P[0];
-        if (cnt > 0) {  // the first update: an edge row (sent) or a plain one
-            a = P[-ds];
-            b = P[ds];
-            const T2 nv = gsl_vertex(K, a, cc, b, P[-1], P[1]);
+        if (cnt > 0) {
+            // a thread that reads a halo row (its walk starts next to it) waits for its bytes
+            if (sender && s > 0) mbar_wait(p ? lm1 : lm0, ((s - 1) >> 1) & 1);
+            T2 a = P[-ds], cc = P[0], b = P[ds];
+            T2 nv = gsl_vertex(K, a, cc, b, P[-1], P[1]);
             *O = nv;
-            *(q ? x1_1 : x1_0) = nv;
-        }
-        if (warp_sends) {  // (warp-uniform: every thread of a warp arrives at the same place)
-            cluster_arrive_release();
-        } else {
-            cluster_arrive_relaxed();
-        }
-        if (cnt > 0) {  // the second update (a band has >= 2 slots): maybe a physical end's
-            P += ds;    // mirror row, then the rest of the walk
+            if (sender && s < steps - 1) st_async(q ? ra1 : ra0, nv, q ? rm1 : rm0);
+            P += ds;
             O += ds;
             a = cc;
             cc = b;
             b = P[ds];
-            const T2 nv = gsl_vertex(K, a, cc, b, P[-1], P[1]);
+            nv = gsl_vertex(K, a, cc, b, P[-1], P[1]);
             *O = nv;
             *(q ? x2_1 : x2_0) = nv;
 #pragma unroll 3
@@ -219,9 +265,9 @@ __device__ __forceinline__ void gsl_body(const T* __restrict__ u_in, const T* __
                 *O = gsl_vertex(K, a, cc, b, P[-1], P[1]);
             }
         }
-        __syncthreads();  // the writes after the arrival before the next step reads them
-        cluster_wait();
+        __syncthreads();  // this step's rows written before the next step reads them
     }
+    cl.sync();  // (no block leaves while a neighbour may still address its shared memory)
     // scatter the own rows of the last buffer written
     const int fin = steps & 1;
     for (int q = tid; q < rows * nx; q += nt) {
