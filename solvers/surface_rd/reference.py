@@ -122,14 +122,30 @@ class Stencil:
 
 
 class SurfaceOperators:
-    """L, F, W of a mesh in float64 (scipy.sparse), their one-ring stencil, and the Gershgorin
-    bound of the Laplacian's spectrum that the time-step guard uses."""
+    """L, F, W of a mesh in float64 (scipy.sparse; F and W, which Gray–Scott never reads, built
+    when first asked), their one-ring stencil, and the Gershgorin bound of the Laplacian's
+    spectrum that the time-step guard uses."""
 
     def __init__(self, mesh: TriangleMesh):
         self.mesh = mesh
         self.L = cotan_laplacian(mesh)
-        self.F = face_gradient_operator(mesh)
-        self.W = vertex_average_operator(mesh)
+        self._arrays: dict = {}
+
+    @cached_property
+    def F(self) -> sp.csr_matrix:
+        return face_gradient_operator(self.mesh)
+
+    @cached_property
+    def W(self) -> sp.csr_matrix:
+        return vertex_average_operator(self.mesh)
+
+    def arrays(self, xp, dtype) -> ArrayOperators:
+        """The operators on a backend in a real type, made once and shared by every scheme
+        built on this mesh (those an ensemble builds for its members, one after another)."""
+        key = (xp, np.dtype(dtype))
+        if key not in self._arrays:
+            self._arrays[key] = ArrayOperators(self, xp, dtype)
+        return self._arrays[key]
 
     @cached_property
     def lambda_max(self) -> float:
@@ -171,14 +187,23 @@ class ArrayOperators:
     """The operators on a backend (`xp` = numpy or cupy) in a real type: the array path."""
 
     def __init__(self, ops: SurfaceOperators, xp, dtype):
-        self.xp = xp
+        self.xp, self.dtype, self._ops = xp, dtype, ops
         self.m = ops.mesh.n_cells
-        if xp is np:
-            conv = lambda a: a.astype(dtype).tocsr()  # noqa: E731
-        else:
-            import cupyx.scipy.sparse as csp
-            conv = lambda a: csp.csr_matrix(a.astype(dtype).tocsr())  # noqa: E731
-        self.L, self.F, self.W = conv(ops.L), conv(ops.F), conv(ops.W)
+        self.L = self._conv(ops.L)
+
+    def _conv(self, a):
+        if self.xp is np:
+            return a.astype(self.dtype).tocsr()
+        import cupyx.scipy.sparse as csp
+        return csp.csr_matrix(a.astype(self.dtype).tocsr())
+
+    @cached_property
+    def F(self):  # (built when first used: Gray–Scott never does)
+        return self._conv(self._ops.F)
+
+    @cached_property
+    def W(self):
+        return self._conv(self._ops.W)
 
     def laplacian(self, f):
         return self.L @ f
@@ -250,7 +275,7 @@ class EulerReference(SchemeBase):
 
     def __init__(self, sim):
         super().__init__(sim)
-        self.ops = ArrayOperators(sim.ops, sim.xp, sim.real)
+        self.ops = sim.ops.arrays(sim.xp, sim.real)
 
     def step(self, t, dt_limit):
         sim = self.sim
