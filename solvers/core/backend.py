@@ -226,11 +226,18 @@ def load_kernels(cu_file: str | Path, dtype: str, templates: list[str],
     kernels are launched with cuLaunchCooperativeKernel (all blocks co-resident, so grid-wide
     barriers are safe; a grid larger than the device holds is refused at launch)."""
     import cupy as cp
+    return dict(_kernels(cu_file, dtype, tuple(templates), tuple(options), cooperative,
+                         tuple(include_dirs), cp.cuda.Device().id))
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels(cu_file, dtype, templates, options, cooperative, include_dirs, device) -> dict:
+    """load_kernels' answer, found once per arguments and device: every scheme a simulation or
+    an ensemble member builds asks it again (the path resolution alone costs ~0.5 ms)."""
     real = CTYPES[dtype]
     names = tuple(f"{t}<{real}>" for t in templates)
     cu = Path(cu_file).resolve()
     dirs = tuple(dict.fromkeys(str(Path(d).resolve()) for d in
                                (cu.parent, CORE_KERNELS, *include_dirs)))
-    mod = _module(str(cu), dtype, names, _include_options(dirs) + tuple(options),
-                  cp.cuda.Device().id, cooperative)
+    mod = _module(str(cu), dtype, names, _include_options(dirs) + options, device, cooperative)
     return {t: mod.get_function(n) for t, n in zip(templates, names)}
