@@ -20,6 +20,9 @@ steps one reduction finds members with non-finite values (every CHECK_GRAPHS ste
 batch replays CUDA graphs or runs a block in one launch); such a member goes back to its state
 at the start of that block of steps, is flagged with a reason, and stops; the others go on.
 
+Members that agree on what the initial condition reads (the model's `initial_params` and the
+seed) share one initial state, computed once.
+
 The positive chemotaxis scheme (adaptive δt) batches too: each member keeps its own device
 clock and λ slots (fused.BatchedPositive), and a block's step sizes are walked on the host as a
 solo run's are. Elsewhere (NumPy, kernel=array) the members run one after another through one
@@ -55,15 +58,27 @@ class SurfaceEnsemble(EnsembleBase):
                              **members[0])
         self.backend, self.dtype, self.xp = sim.backend, sim.dtype, sim.xp
         self.size = len(members)
-        dts, rows = [], {k: [] for k in cls.species}
-        for p in self.params:
+        dts, rows, which = [], {k: [] for k in cls.species}, []
+        first: dict = {}  # initial state's key -> its row in `rows`
+        for m, p in enumerate(self.params):
             bound, formula = cls.stability_bound(p, sim.ops.lambda_max)
             dts.append(choose_dt(cls.model, p, bound, formula, sim.dx, sim.ops.lambda_max))
-            init = cls.initial_condition(sim.mesh, p, np.random.default_rng(p["seed"]))
-            for k, a in zip(cls.species, init):
-                rows[k].append(sim._internal(a))
+            # members that agree on what the initial condition reads share one initial state
+            # (computed once: the same arrays each member's own call would give)
+            key = (("member", m) if cls.initial_params is None else
+                   ("seed", p["seed"], *(p[k] for k in cls.initial_params)))
+            if key not in first:
+                first[key] = len(first)
+                init = cls.initial_condition(sim.mesh, p, np.random.default_rng(p["seed"]))
+                for k, a in zip(cls.species, init):
+                    rows[k].append(sim._internal(a))
+            which.append(first[key])
         self.dt = np.array(dts, dtype=np.float64)
-        self.state = {k: sim.xp.asarray(np.stack(v), dtype=sim.dtype) for k, v in rows.items()}
+        xp = sim.xp
+        self.state = {k: xp.asarray(np.stack(v), dtype=sim.dtype) for k, v in rows.items()}
+        if len(first) < len(which):  # row m = its initial state's row (a gather: a new array)
+            take = xp.asarray(np.array(which, dtype=np.intp))
+            self.state = {k: v[take] for k, v in self.state.items()}
         self.t = np.zeros(self.size)
         self.steps = np.zeros(self.size, dtype=np.int64)
         self.diverged = np.zeros(self.size, dtype=bool)

@@ -134,6 +134,9 @@ class SurfaceRD(Simulation):
     contract_params = {"vertices": 300}
     default_field: ClassVar[str | None] = None
     initial_condition: ClassVar[Any] = None
+    # the parameters initial_condition reads (besides the mesh, and the seed of its generator):
+    # ensemble members that agree on them share one initial state; None: each computes its own
+    initial_params: ClassVar[tuple[str, ...] | None] = None
     stability_bound: ClassVar[Any] = None
 
     @classmethod
@@ -260,6 +263,7 @@ class Chemotaxis(SurfaceRD):
     }
     default_field = "cells"
     initial_condition = staticmethod(scenarios.chemotaxis_initial)
+    initial_params = ("N", "perturbation")
     stability_bound = staticmethod(chemotaxis_bound)
     # scheme=positive (default) or paper; the paper's classes are also the ladder's base;
     # integrator=imex takes imex.ChemotaxisImex; on the GPU FusedChemotaxisImex (lattice_imex.py:
@@ -307,6 +311,7 @@ class GrayScott(SurfaceRD):
     }
     default_field = "v"
     initial_condition = staticmethod(scenarios.gray_scott_initial)
+    initial_params = ("spots",)
     stability_bound = staticmethod(gray_scott_bound)
     schemes = SchemeTable(None, {"euler": SchemeEntry(
         by_integrator(GrayScottEuler, GrayScottImex),

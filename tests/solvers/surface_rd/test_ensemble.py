@@ -131,6 +131,57 @@ def test_a_diverging_member_is_flagged_and_the_others_go_on():
                               **common)
 
 
+class Reads(dict):
+    """A parameter dict that notes the names read from it."""
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.read = set()
+
+    def __getitem__(self, k):
+        self.read.add(k)
+        return super().__getitem__(k)
+
+    def get(self, k, default=None):
+        self.read.add(k)
+        return super().get(k, default)
+
+
+@pytest.mark.parametrize("model", ["gray-scott", "chemotaxis"])
+def test_the_initial_condition_reads_only_its_declared_parameters(model):
+    """What lets ensemble members share one initial state: `initial_params` (with the seed of
+    the generator) is all that initial_condition reads of the parameters."""
+    sim = solvers.create(model, backend="numpy", vertices=500)
+    p = Reads(sim.params)
+    sim.initial_condition(sim.mesh, p, np.random.default_rng(p["seed"]))
+    assert p.read - {"seed"} <= set(type(sim).initial_params)
+
+
+def test_members_that_agree_on_the_initial_parameters_share_one_initial_state(monkeypatch):
+    """Members differing only in F, k, Du, dt share one initial state (one call of
+    initial_condition), members with another seed or spots count get theirs; every row is bit
+    for bit the state a solo run starts from, in the real type of the ensemble."""
+    from pdestudio.solvers.surface_rd.model import GrayScott
+    calls = []
+    real = GrayScott.initial_condition
+    monkeypatch.setattr(GrayScott, "initial_condition",
+                        staticmethod(lambda mesh, p, rng: calls.append(1) or real(mesh, p, rng)))
+    members = [{"F": 0.03}, {"F": 0.045, "k": 0.062}, {"seed": 2}, {"spots": 5, "dt": 0.5},
+               {"Du": 0.03, "spots": 5}, {"seed": 2, "F": 0.05}]
+    common = dict(backend="numpy", dtype="float32", vertices=1500)
+    ens = solvers.create_ensemble("gray-scott", members, **common)
+    assert len(calls) == 1 + 3  # the template's, then one per distinct (seed, spots)
+    for k, v in ens.state.items():
+        assert v.dtype == np.float32 and v.flags.c_contiguous
+        for i, m in enumerate(members):
+            solo = solvers.create("gray-scott", **common, **m)
+            assert np.array_equal(v[i], solo.state[k]), (k, i)
+    assert np.array_equal(ens.state["v"][0], ens.state["v"][1])
+    assert not np.array_equal(ens.state["v"][0], ens.state["v"][2])
+    ens.state["v"][1, 0] = 7.0  # rows are not views of one another
+    assert ens.state["v"][0, 0] != 7.0
+
+
 def test_ensemble_errors_name_the_parameter():
     with pytest.raises(solvers.ParameterError, match="'vertices' cannot differ"):
         solvers.create_ensemble("gray-scott", [{"vertices": 500}], backend="numpy")
