@@ -1,6 +1,6 @@
 """What every family's ensemble shares: stepping all members that have not diverged, by a step
 count or to an end time (the landing rule), with the arguments checked once. A family's class
-provides `model`, `size`, `t` (the members' times) and `_run(n, t_end)`."""
+provides `model`, `size`, `t` (the members' times), `member(m)` and `_run(n, t_end)`."""
 from __future__ import annotations
 
 import abc
@@ -24,6 +24,16 @@ class EnsembleBase(abc.ABC):
             raise ParameterError(f"{self.model}: ensemble end time {t_end}; allowed: finite, "
                                  f">= every member's time (min {self.t.min():g})")
         self._run(None, t_end)
+
+    def quantities(self, m: int) -> dict[str, float]:
+        """Member m's quantities: member(m).quantities() (a family may override it with the
+        same numbers got without installing the member)."""
+        return self.member(m).quantities()
+
+    def all_quantities(self) -> list[dict[str, float]]:
+        """Every member's quantities, [quantities(m) for each m] (a family may fetch them from
+        the device at once)."""
+        return [self.quantities(m) for m in range(self.size)]
 
     @abc.abstractmethod
     def _run(self, n, t_end) -> None:

@@ -516,9 +516,10 @@ class Simulation:
         return {f"min {f}": a.min(), f"max {f}": a.max(), f"mean {f}": a.mean()}
 
     def quantities(self) -> dict[str, float]:
-        """The model's declared scalars now (see `describe()['quantities']`), as Python floats,
-        fetched from the device with one synchronisation."""
-        q = self._quantities()
+        """The model's declared scalars now (describe()['quantities']) as floats: one sync."""
+        return self._quantity_floats(self._quantities())
+
+    def _quantity_floats(self, q: dict) -> dict[str, float]:  # (also an ensemble member's)
         names = list(self._quantity_infos())
         xp = self.xp
         vals = self._be.asnumpy(xp.stack([xp.asarray(q[n], dtype=xp.float64).reshape(())

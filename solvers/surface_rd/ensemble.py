@@ -223,13 +223,42 @@ class SurfaceEnsemble(EnsembleBase):
         self.t[m], self.steps[m] = sim.t, sim.steps
 
     # ---- members ------------------------------------------------------------------------
+    def quantities(self, m: int) -> dict[str, float]:
+        """member(m).quantities() without installing member m (no scheme built; the template,
+        and a Simulation that member() gave, unchanged): the same computation on the same
+        copies of its rows, so the same numbers."""
+        m = self._index(m)
+        sim = self.sim
+        return sim._quantity_floats(sim._quantities({k: v[m].copy()
+                                                     for k, v in self.state.items()}))
+
+    def all_quantities(self) -> list[dict[str, float]]:
+        """[quantities(m) for every member], the same numbers, with one synchronisation: each
+        member's scalars computed as quantities(m) computes them, then fetched all at once (the
+        same floats: a real scalar widens to float64 exactly, on the device or here)."""
+        sim = self.sim
+        names = list(sim._quantity_infos())
+        qs = [sim._quantities({k: v[m].copy() for k, v in self.state.items()})
+              for m in range(self.size)]
+        if not names or not qs:
+            return [{} for _ in qs]
+        xp = self.xp
+        flat = sim._be.asnumpy(xp.stack([xp.asarray(q[n]).reshape(()) for q in qs
+                                         for n in names])).astype(np.float64)
+        vals = flat.reshape(len(qs), len(names))
+        return [{n: float(v) for n, v in zip(names, row)} for row in vals]
+
+    def _index(self, m) -> int:
+        if not (isinstance(m, (int, np.integer)) and 0 <= m < self.size):
+            raise ParameterError(f"{self.model}: ensemble member {m!r}; allowed: "
+                                 f"0..{self.size - 1}")
+        return int(m)
+
     def member(self, m: int):
         """A Simulation holding member m's current state, clock and parameters (the ensemble's
         template simulation, reloaded: valid until the next call). Save it, ask its quantities
         or fields, or step it on alone."""
-        if not (isinstance(m, (int, np.integer)) and 0 <= m < self.size):
-            raise ParameterError(f"{self.model}: ensemble member {m!r}; allowed: 0..{self.size - 1}")
-        return self._install(int(m))
+        return self._install(self._index(m))
 
     def __repr__(self) -> str:
         return (f"<SurfaceEnsemble {self.model} x{self.size} {self.backend} {self.dtype} "

@@ -189,14 +189,16 @@ class SurfaceRD(Simulation):
                 f"max {d}": QuantityInfo("", f"largest {d}"),
                 f"min {d}": QuantityInfo("", f"smallest {d}")}
 
-    def _quantities(self) -> dict:
+    def _quantities(self, state=None) -> dict:
+        """Of the state, or of `state` (an ensemble member's rows, the same numbers)."""
         a, b = self.species
         d = self.default_field or a
+        s = self.state if state is None else state
         if getattr(self, "_area_dev", None) is None:
             self._area_dev = self.xp.asarray(self.imesh.mixed_areas, dtype=self.dtype)
         A = self._area_dev
-        return {f"mass {a}": (A * self.state[a]).sum(), f"mass {b}": (A * self.state[b]).sum(),
-                f"max {d}": self.state[d].max(), f"min {d}": self.state[d].min()}
+        return {f"mass {a}": (A * s[a]).sum(), f"mass {b}": (A * s[b]).sum(),
+                f"max {d}": s[d].max(), f"min {d}": s[d].min()}
 
     # ---- numbering ----------------------------------------------------------------------
     def _internal(self, a: np.ndarray) -> np.ndarray:

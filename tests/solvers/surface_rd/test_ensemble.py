@@ -20,13 +20,18 @@ def host(a):
 
 
 def assert_members_equal_solo(ens, model, members, run, **common):
+    every = ens.all_quantities()
     for i, m in enumerate(members):
         solo = solvers.create(model, **common, **m)
         run(solo)
+        q = ens.quantities(i)  # without installing the member: the same numbers
+        assert list(every[i].items()) == list(q.items())
         got = ens.member(i)
         assert got.t == solo.t and got.steps == solo.steps, (i, got.t, solo.t)
         for k in solo.state:
             assert np.array_equal(host(got.state[k]), host(solo.state[k])), (i, k)
+        assert list(q.items()) == list(got.quantities().items()) == list(
+            solo.quantities().items()), i
 
 
 @pytest.mark.parametrize("model,members,extra", [
@@ -180,6 +185,19 @@ def test_members_that_agree_on_the_initial_parameters_share_one_initial_state(mo
     assert not np.array_equal(ens.state["v"][0], ens.state["v"][2])
     ens.state["v"][1, 0] = 7.0  # rows are not views of one another
     assert ens.state["v"][0, 0] != 7.0
+
+
+def test_member_quantities_leave_an_installed_member_alone():
+    ens = solvers.create_ensemble("gray-scott", [{"F": 0.03}, {"F": 0.05}], backend="numpy",
+                                  vertices=500)
+    ens.step(20)
+    sim = ens.member(0)
+    before = {k: v.copy() for k, v in sim.state.items()}
+    assert ens.quantities(1) != ens.quantities(0)
+    assert all(np.array_equal(sim.state[k], before[k]) for k in before)
+    assert sim.params["F"] == 0.03 and ens.quantities(0) == sim.quantities()
+    with pytest.raises(solvers.ParameterError, match="allowed: 0..1"):
+        ens.quantities(2)
 
 
 def test_ensemble_errors_name_the_parameter():
