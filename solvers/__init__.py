@@ -13,7 +13,7 @@ from __future__ import annotations
 from .core import checkpoint as _checkpoint
 from .core.backend import BACKENDS, DTYPES, gpu_available, gpu_status
 from .core.errors import MeshError, ParameterError, SimulationDiverged
-from .core.files import atomic_write
+from .core.files import atomic_write, sync_all
 from .core.params import validate_all
 from .core.registry import available_models, model_class
 from .core.simulation import Simulation, Snapshot
@@ -22,7 +22,7 @@ __all__ = ["available_models", "describe", "validate", "check_param", "create", 
            "check_model", "model_latex",
            "create_ensemble", "load", "mpi_world", "Simulation", "Snapshot", "ParameterError",
            "MeshError", "SimulationDiverged", "gpu_available", "gpu_status", "BACKENDS", "DTYPES",
-           "atomic_write", "float32_frame", "frame_scratch"]
+           "atomic_write", "sync_all", "float32_frame", "frame_scratch"]
 
 
 def float32_frame(arrays: dict, into: dict, ranges, scratch) -> dict:
