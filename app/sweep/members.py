@@ -1,7 +1,15 @@
 """What a Dask worker runs: one member (`run_member`), or the members of a group that share a
 mesh as one batched ensemble on the GPU (`run_group`). Each finished member leaves
-members/NNNN/{final.npz, thumb.png} and, last, row.json (atomically): its row of the results.
-Top-level functions of an importable module, so a worker needs only pdestudio installed."""
+members/NNNN/{final.npz, thumb.png} and, last, row.json: its row of the results, and the mark
+that it is done. Top-level functions of an importable module, so a worker needs only pdestudio
+installed.
+
+Crash safety: every file is written atomically (temp file + rename: while the system runs a
+reader sees the whole file or none, whatever process dies), and final.npz and thumb.png are
+synced (fsync) before the row that names them. A group's rows are not synced one by one: the
+task syncs them together at its end (`sync_all`). A power loss or an OS crash before then can
+leave a row empty or cut short: a row counts only if it reads as the JSON object of its member
+(`read_row`), so such a member is simply run again (`is_done`) and left out of the table."""
 from __future__ import annotations
 
 import json
@@ -12,7 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from pdestudio import solvers
-from pdestudio.solvers import MeshError, ParameterError, SimulationDiverged, atomic_write
+from pdestudio.solvers import (MeshError, ParameterError, SimulationDiverged, atomic_write,
+                               sync_all)
 
 from . import spec as specs
 from .thumbs import png_bytes, thumbnail
@@ -22,8 +31,19 @@ def member_dir(out, i: int) -> Path:
     return Path(out) / "members" / f"{i:04d}"
 
 
+def read_row(path, i: int) -> dict | None:
+    """Member i's row from its file `path`, or None where it has none or a damaged one (not the
+    JSON object of member i: e.g. empty or cut short by a crash before the task's sync)."""
+    try:
+        row = json.loads(Path(path).read_bytes())
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(row, dict) and type(row.get("member")) is int and row["member"] == i
+    return row if ok else None
+
+
 def is_done(out, i: int) -> bool:
-    return (member_dir(out, i) / "row.json").is_file()
+    return read_row(member_dir(out, i) / "row.json", i) is not None
 
 
 def device_index(name, count: int) -> int:
@@ -73,17 +93,30 @@ def _row(spec, i, params, gpu="") -> dict:
             "gpu": gpu}
 
 
-def _finish(out, i, row, sim, outputs=OUTPUTS) -> dict:
+def _result(row, t, steps, backend, quantities) -> None:
+    """The row's clock, backend and quantities (`quantities()`: the member's)."""
+    row.update(t=float(t), steps=int(steps), backend=backend)
+    try:
+        row.update({f"q:{k}": v for k, v in quantities().items()})
+    except Exception as e:  # noqa: BLE001  (a quantity of a broken state: say so, go on)
+        row["reason"] = (row["reason"] + "; " if row["reason"] else "") + f"quantities: {e}"
+
+
+def _write_row(out, i, row, sync=True) -> None:
+    """Row i, atomically (not synced without `sync`: the caller syncs it)."""
+    d = member_dir(out, i)
+    d.mkdir(parents=True, exist_ok=True)
+    with atomic_write(d / "row.json", sync=sync) as f:
+        f.write(json.dumps(row, default=_plain).encode())
+
+
+def _finish(out, i, row, sim, outputs=OUTPUTS, sync=True) -> dict:
     """Write the member's checkpoint and thumbnail (those of `outputs`, if it has a
-    simulation), then its row."""
+    simulation), then its row (not synced without `sync`)."""
     d = member_dir(out, i)
     d.mkdir(parents=True, exist_ok=True)
     if sim is not None:
-        row.update(t=float(sim.t), steps=int(sim.steps), backend=sim.backend)
-        try:
-            row.update({f"q:{k}": v for k, v in sim.quantities().items()})
-        except Exception as e:  # noqa: BLE001  (a quantity of a broken state: say so, go on)
-            row["reason"] = (row["reason"] + "; " if row["reason"] else "") + f"quantities: {e}"
+        _result(row, sim.t, sim.steps, sim.backend, sim.quantities)
         if "checkpoint" in outputs:
             sim.save(d / "final.npz", include_fields=True)
             row["checkpoint"] = f"members/{i:04d}/final.npz"
@@ -93,8 +126,7 @@ def _finish(out, i, row, sim, outputs=OUTPUTS) -> dict:
             with atomic_write(d / "thumb.png") as f:
                 f.write(png_bytes(img))
             row["thumbnail"] = f"members/{i:04d}/thumb.png"
-    with atomic_write(d / "row.json") as f:
-        f.write(json.dumps(row, default=_plain).encode())
+    _write_row(out, i, row, sync)
     return row
 
 
@@ -135,7 +167,9 @@ def run_member(spec: dict, i: int, out: str, outputs=OUTPUTS) -> dict:
 
 def run_group(spec: dict, indices: list[int], out: str, outputs=OUTPUTS) -> list[dict]:
     """Members that share the mesh as one ensemble (solvers.create_ensemble: one launch per step
-    on the GPU); each member's wall time is the group's divided by its size."""
+    on the GPU); each member's wall time is the group's divided by its size. Without `outputs`
+    a row's numbers come straight from the ensemble (no member installed); the rows are synced
+    once, at the end."""
     gpu = _use_worker_gpu()
     if spec.get("definition"):  # a model file's model, defined in this worker process
         solvers.define(spec["definition"])
@@ -151,11 +185,24 @@ def run_group(spec: dict, indices: list[int], out: str, outputs=OUTPUTS) -> list
         else:
             ens.step(int(spec["steps"]))
     wall = (time.perf_counter() - t0) / len(indices)
+    qs = None
+    if not outputs:  # the rows' numbers straight from the ensemble: no member installed
+        try:
+            qs = ens.all_quantities()  # (one synchronisation)
+        except Exception:  # noqa: BLE001  (a broken state: each member's row says why)
+            qs = None
     rows = []
     for k, i in enumerate(indices):
         row = _row(spec, i, params[k], gpu)
         row.update(wall_s=wall, diverged=bool(ens.diverged[k]), reason=ens.reasons[k])
-        rows.append(_finish(out, i, row, ens.member(k), outputs))
+        if outputs:
+            rows.append(_finish(out, i, row, ens.member(k), outputs, sync=False))
+            continue
+        _result(row, ens.t[k], ens.steps[k], ens.backend,
+                (lambda k=k: qs[k]) if qs is not None else (lambda k=k: ens.quantities(k)))
+        _write_row(out, i, row, sync=False)
+        rows.append(row)
+    sync_all([member_dir(out, i) / "row.json" for i in indices])
     return rows
 
 

@@ -11,16 +11,22 @@ from PIL import Image
 
 from pdestudio.solvers import atomic_write
 
+from .members import read_row
 from .thumbs import contact_sheet
 
 
 def read_rows(out) -> list[dict]:
+    """The finished members' rows; a damaged one (members.read_row) is left out: that member
+    runs again next time."""
     rows = []
     for f in sorted(Path(out).glob("members/*/row.json")):
         try:
-            rows.append(json.loads(f.read_text()))
-        except (OSError, ValueError):
-            continue  # a damaged row: the member runs again next time
+            i = int(f.parent.name)
+        except ValueError:
+            continue
+        row = read_row(f, i)
+        if row is not None:
+            rows.append(row)
     return sorted(rows, key=lambda r: r["member"])
 
 

@@ -184,3 +184,53 @@ def test_members_sharing_a_mesh_run_as_one_ensemble_task(tmp_path):
     assert (a["t"], a["steps"]) == (solo["t"], solo["steps"])
     assert {k: v for k, v in a.items() if k.startswith("q:")} == \
         {k: v for k, v in solo.items() if k.startswith("q:")}
+
+
+def test_thin_group_rows_are_those_of_installed_members_synced_once(tmp_path, monkeypatch):
+    """Without outputs a group's rows take their numbers from the ensemble (no member
+    installed): the same row files as with the members installed, written without an fsync
+    each and synced once for the group."""
+    spec = specs.make_spec("gray-scott", None, {"vertices": 400},
+                           [("F", [0.03, 0.04]), ("k", [0.06, 0.062])], "numpy", "float32",
+                           None, 7)
+    full = run.run_group(spec, [0, 1, 2, 3], str(tmp_path / "full"))
+    synced, fsync = [], os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append("fsync") or fsync(fd))
+    monkeypatch.setattr(run, "sync_all", lambda paths: synced.append(sorted(paths)))
+    thin = run.run_group(spec, [0, 1, 2, 3], str(tmp_path / "thin"), ())
+    assert synced == [sorted(tmp_path / "thin" / "members" / f"{i:04d}" / "row.json"
+                             for i in range(4))]
+    drop = ("wall_s", "checkpoint", "thumbnail")
+    for a, b in zip(full, thin):
+        assert [(k, v) for k, v in a.items() if k not in drop] == \
+            [(k, v) for k, v in b.items() if k not in drop]
+        f = tmp_path / "thin" / "members" / f"{b['member']:04d}" / "row.json"
+        assert json.loads(f.read_text()) == b
+    assert thin[2]["steps"] == 7 and "q:mass u" in thin[2]
+
+
+def test_a_damaged_row_counts_as_not_done_and_its_member_runs_again(tmp_path):
+    """Rows are not synced one by one: after a power loss a row may be empty, cut short or
+    zeros. Such a row (or one that is not its member's JSON object) is no row: the member is
+    not done, the table leaves it out, and a rerun runs it again."""
+    from pdestudio.app.sweep.results import read_rows
+    from pdestudio.app.sweep.runner import run_sweep
+    spec = specs.make_spec("gray-scott", None, {"vertices": 300},
+                           [("F", [0.03, 0.04]), ("k", [0.06, 0.061, 0.062])], "numpy",
+                           "float64", None, 4)
+    out = tmp_path / "gs"
+    specs.check_folder(out, spec)
+    first = run.run_group(spec, list(range(6)), str(out), ())
+    row = [run.member_dir(out, i) / "row.json" for i in range(6)]
+    text = row[1].read_bytes()
+    damage = [b"", text[:len(text) // 2], b"\0" * len(text), b"[]", row[5].read_bytes()]
+    for f, data in zip(row, damage):
+        f.write_bytes(data)
+    assert [run.is_done(out, i) for i in range(6)] == [False] * 5 + [True]
+    assert [r["member"] for r in read_rows(out)] == [5]
+    summary = run_sweep(spec, out, workers=1, outputs=())
+    assert summary["skipped"] == 1 and summary["ran"] == 5 and not summary["failed"]
+    assert all(run.is_done(out, i) for i in range(6))
+    drop = ("wall_s", "gpu")
+    assert [{k: v for k, v in r.items() if k not in drop} for r in table(out)] == \
+        [{k: v for k, v in r.items() if k not in drop} for r in first]
