@@ -17,8 +17,9 @@ in shared memory), bit for bit its solo run too. Each member keeps its own clock
 of the landing rule of core/clock.py vectorised over the members gives each step's per-member
 Δt (0 once a member has landed, stopped or diverged: its row is copied unchanged). Every CHECK
 steps one reduction finds members with non-finite values (every CHECK_GRAPHS steps where the
-batch replays CUDA graphs or runs a block in one launch); such a member goes back to its state
-at the start of that block of steps, is flagged with a reason, and stops; the others go on.
+batch replays CUDA graphs; every `check_every` steps where the batch names it, as the lattice
+one does); such a member goes back to its state at the start of that block of steps, is
+flagged with a reason, and stops; the others go on.
 
 Members that agree on what the initial condition reads (the model's `initial_params` and the
 seed) share one initial state, computed once.
@@ -98,7 +99,8 @@ class SurfaceEnsemble(EnsembleBase):
                     self._solo(m, n, t_end)
             return
         done = 0
-        check = CHECK_GRAPHS if hasattr(self._batch, "launch_many") else CHECK
+        check = (getattr(self._batch, "check_every", None)
+                 or (CHECK_GRAPHS if hasattr(self._batch, "launch_many") else CHECK))
         while n is None or done < n:
             block = check if n is None else min(check, n - done)
             before = ({k: v.copy() for k, v in self.state.items()}, self.t.copy(),
