@@ -32,11 +32,11 @@ CLUSTERS = (1, 2, 3, 4, 6, 8)  # compiled cluster sizes (8: the portable maximum
 THREADS = 1024
 SMEM_MAX = 227 * 1024 - 16  # shared memory a block may have (9.0), less the kernel's mbarriers
 # A step takes about (rows a block updates + FIXED_ROWS) × (the time of a row) for each wave of
-# clusters: on an H200, 201 columns, float32, one wave, one launch of 8,192 steps, 1.78 µs for
-# strips of 50 rows, 1.34 for 34, 1.14 for 25, 0.87 for 17 and 0.81 for 13 (docs/BENCHMARKS.md,
-# "Gray–Scott on lattices by thread-block clusters"): a least-squares line gives 0.027 µs a row
-# and 0.45 µs, 17 rows' time, that does not shrink with the strip (the barriers, the edge rows)
-FIXED_ROWS = 17
+# clusters: on an H200, 201 columns, float32, one wave, one launch of 8,192 steps, 1.69 µs for
+# strips of 50 rows, 1.30 for 34, 1.09 for 25, 0.81 for 17 and 0.72 for 13 (docs/BENCHMARKS.md,
+# "The second version"): a least-squares line gives 0.026 µs a row and 0.39 µs, 15 rows' time,
+# that does not shrink with the strip (the block barrier, the walks' first updates)
+FIXED_ROWS = 15
 
 
 def shape(nx: int, ny: int, C: int, itemsize: int) -> tuple[int, int] | None:
