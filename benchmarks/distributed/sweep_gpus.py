@@ -11,7 +11,9 @@ members/hour for each GPU count and the ratio, and writes them as JSON:
 Each measurement starts the cluster, warms every worker up (CUDA context, kernels, a 2-member
 ensemble of one step on each worker), then times the sweep itself: the tasks submitted until the
 last member's row is written (thin outputs: rows only, unless --full-outputs). The cluster's start
-is reported apart (start_s). --cpu: NumPy members on workers that a stand-in GPU count pins as if
+is reported apart (start_s). A worker keeps the mesh set-up of its warm-up for the sweep's tasks
+(solvers/surface_rd/meshes.py), as a long-lived cluster keeps it after its first task on that
+mesh; --no-mesh-cache makes every task build its own (PDESTUDIO_MESH_CACHE=0 in the workers). --cpu: NumPy members on workers that a stand-in GPU count pins as if
 there were GPUs (CUDA_VISIBLE_DEVICES per worker): it checks the path, not the speed.
 """
 from __future__ import annotations
@@ -88,7 +90,11 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", action="store_true",
                     help="NumPy members on workers pinned as if there were GPUs (smoke run)")
     ap.add_argument("--workdir", help="where the sweeps write (default: a temporary folder)")
+    ap.add_argument("--no-mesh-cache", action="store_true",
+                    help="every task builds its mesh set-up (none kept from the warm-up)")
     args = ap.parse_args(argv)
+    if args.no_mesh_cache:
+        os.environ["PDESTUDIO_MESH_CACHE"] = "0"  # inherited by the workers
     counts = [int(c) for c in args.gpus.split(",")]
     from pdestudio.app.sweep import runner
     if args.cpu:
@@ -120,7 +126,7 @@ def main(argv=None) -> int:
     result = {"benchmark": "sweep_gpus", "model": "gray-scott", "members": args.members,
               "vertices": args.vertices, "steps": args.steps, "dtype": args.dtype,
               "backend": backend if not args.cpu else "numpy (cpu mode)",
-              "outputs": list(outputs), "runs": runs}
+              "outputs": list(outputs), "mesh_cache": not args.no_mesh_cache, "runs": runs}
     Path(args.out).write_text(json.dumps(result, indent=1))
     return 0
 

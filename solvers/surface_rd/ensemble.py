@@ -61,22 +61,27 @@ class SurfaceEnsemble(EnsembleBase):
         self.size = len(members)
         dts, rows, which = [], {k: [] for k in cls.species}, []
         first: dict = {}  # initial state's key -> its row in `rows`
+        xp = sim.xp
         for m, p in enumerate(self.params):
             bound, formula = cls.stability_bound(p, sim.ops.lambda_max)
             dts.append(choose_dt(cls.model, p, bound, formula, sim.dx, sim.ops.lambda_max))
             # members that agree on what the initial condition reads share one initial state
-            # (computed once: the same arrays each member's own call would give)
+            # (computed once: the same arrays each member's own call would give; member 0's is
+            # the template simulation's, made with member 0's parameters)
             key = (("member", m) if cls.initial_params is None else
                    ("seed", p["seed"], *(p[k] for k in cls.initial_params)))
             if key not in first:
                 first[key] = len(first)
-                init = cls.initial_condition(sim.mesh, p, np.random.default_rng(p["seed"]))
+                if m == 0:
+                    init = [sim.state[k] for k in cls.species]
+                else:
+                    init = [xp.asarray(sim._internal(a), dtype=sim.dtype) for a in
+                            cls.initial_condition(sim.mesh, p, np.random.default_rng(p["seed"]))]
                 for k, a in zip(cls.species, init):
-                    rows[k].append(sim._internal(a))
+                    rows[k].append(a)
             which.append(first[key])
         self.dt = np.array(dts, dtype=np.float64)
-        xp = sim.xp
-        self.state = {k: xp.asarray(np.stack(v), dtype=sim.dtype) for k, v in rows.items()}
+        self.state = {k: xp.stack(v) for k, v in rows.items()}
         if len(first) < len(which):  # row m = its initial state's row (a gather: a new array)
             take = xp.asarray(np.array(which, dtype=np.intp))
             self.state = {k: v[take] for k, v in self.state.items()}

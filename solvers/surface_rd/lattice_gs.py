@@ -117,11 +117,15 @@ def why_not(sim, lat) -> str | None:
 
 
 def tables(sim) -> dict:
-    """The lattice, why_not and, where it applies, the kernels and the node table (lattice node
-    → internal vertex), made once per simulation and real type (an ensemble installs a fresh
-    scheme for each member on the same template simulation)."""
-    cache = sim.__dict__.setdefault("_fused_tables", {})
-    key = ("gs_lattice", np.dtype(sim.real).str)
+    """The lattice, why_not and, where it applies, the kernels, the node table (lattice node
+    → internal vertex) and the device's cluster limits, made once per mesh set-up (kept with its
+    operators, meshes.py: every simulation and ensemble on that mesh shares them), real type and
+    device."""
+    gpu = sim.xp is not np
+    dev = __import__("cupy").cuda.Device().id if gpu else -1
+    cache = sim.ops.__dict__.setdefault("_fused_tables", {})
+    key = ("gs_lattice", np.dtype(sim.real).str, dev,
+           os.environ.get("PDESTUDIO_GS_LATTICE", "1"))
     if key not in cache:
         lat = sim.ops.lattice
         t = {"why": why_not(sim, lat)}

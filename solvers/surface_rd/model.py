@@ -47,13 +47,12 @@ from ..core.params import SEED, Param, Scenario
 from ..core.registry import register
 from ..core.scheme import SchemeEntry, SchemeTable
 from ..core.simulation import FieldInfo, QuantityInfo, Simulation
-from ..mesh.renumber import inverse, vertex_order
 from . import scenarios
 from .fused import FusedChemotaxis, FusedGrayScott, FusedPositiveChemotaxis
 from .imex import ChemotaxisImex, GrayScottImex, by_integrator, linear_imex_bound
 from .lattice_imex import FusedChemotaxisImex
-from .reference import (ChemotaxisEuler, GrayScottEuler, PositiveChemotaxisEuler,
-                        SurfaceOperators)
+from .meshes import mesh_setup
+from .reference import ChemotaxisEuler, GrayScottEuler, PositiveChemotaxisEuler
 
 SCENARIOS = (
     Scenario("rectangle", "A regular triangulated rectangle 32 × 16 (square cells cut by one "
@@ -153,13 +152,11 @@ class SurfaceRD(Simulation):
 
     def _setup(self) -> None:
         p = self.params
-        mesh = scenarios.build_mesh(self.model, self.scenario_name, p)
-        self.mesh = mesh  # public, in the mesh's own numbering
-        order = vertex_order(mesh, p["renumber"])
-        self._order = order
-        self._inverse = None if order is None else inverse(order)
-        self.imesh = mesh if order is None else mesh.permuted(vertex_order=order)
-        self.ops = SurfaceOperators(self.imesh)
+        # (kept for the next simulation on the same mesh in this process: meshes.py)
+        s = mesh_setup(self.model, self.scenario_name, p)
+        mesh = self.mesh = s.mesh  # public, in the mesh's own numbering
+        self._order, self._inverse = s.order, s.inverse
+        self.imesh, self.ops = s.imesh, s.ops
         self.dx = self.imesh.mean_edge_length
         self.dt_max, formula = self.stability_bound(p, self.ops.lambda_max)
         self.dt = self._choose_dt(formula)

@@ -140,9 +140,10 @@ class SurfaceOperators:
         return vertex_average_operator(self.mesh)
 
     def arrays(self, xp, dtype) -> ArrayOperators:
-        """The operators on a backend in a real type, made once and shared by every scheme
-        built on this mesh (those an ensemble builds for its members, one after another)."""
-        key = (xp, np.dtype(dtype))
+        """The operators on a backend in a real type (on the current GPU), made once and shared
+        by every scheme built on this mesh (those an ensemble builds for its members, one after
+        another, and every simulation that shares the mesh set-up: meshes.py)."""
+        key = (xp, np.dtype(dtype), -1 if xp is np else xp.cuda.Device().id)
         if key not in self._arrays:
             self._arrays[key] = ArrayOperators(self, xp, dtype)
         return self._arrays[key]
