@@ -13,8 +13,9 @@ ensemble of one step on each worker), then times the sweep itself: the tasks sub
 last member's row is written (thin outputs: rows only, unless --full-outputs). The cluster's start
 is reported apart (start_s). A worker keeps the mesh set-up of its warm-up for the sweep's tasks
 (solvers/surface_rd/meshes.py), as a long-lived cluster keeps it after its first task on that
-mesh; --no-mesh-cache makes every task build its own (PDESTUDIO_MESH_CACHE=0 in the workers). --cpu: NumPy members on workers that a stand-in GPU count pins as if
-there were GPUs (CUDA_VISIBLE_DEVICES per worker): it checks the path, not the speed.
+mesh; --no-mesh-cache makes every task build its own (PDESTUDIO_MESH_CACHE=0 in the workers).
+--cpu: NumPy members on workers that a stand-in GPU count pins as if there were GPUs
+(CUDA_VISIBLE_DEVICES per worker): it checks the path, not the speed.
 """
 from __future__ import annotations
 
