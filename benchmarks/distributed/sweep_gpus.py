@@ -8,10 +8,11 @@ members/hour for each GPU count and the ratio, and writes them as JSON:
     python -m benchmarks.distributed.sweep_gpus --cpu --members 4 --vertices 200 --steps 2 \\
         --out cpu.json                                   # the code path on the CPU (a smoke run)
 
-Each measurement starts the cluster, warms every worker up (CUDA context, kernels, a 2-member
-ensemble of one step on each worker), then times the sweep itself: the tasks submitted until the
-last member's row is written (thin outputs: rows only, unless --full-outputs). The cluster's start
-is reported apart (start_s). A worker keeps the mesh set-up of its warm-up for the sweep's tasks
+Each measurement starts the cluster, warms every worker up (CUDA context, kernels: one step of a
+group of the sweep's task size on each worker), then times the sweep itself, --repeat times on
+that cluster (the median counts): the tasks submitted until the last member's row is written
+(thin outputs: rows only, unless --full-outputs). The cluster's start is reported apart
+(start_s). A worker keeps the mesh set-up of its warm-up for the sweep's tasks
 (solvers/surface_rd/meshes.py), as a long-lived cluster keeps it after its first task on that
 mesh; --no-mesh-cache makes every task build its own (PDESTUDIO_MESH_CACHE=0 in the workers).
 --cpu: NumPy members on workers that a stand-in GPU count pins as if there were GPUs
@@ -23,6 +24,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -39,7 +41,7 @@ def make_spec(args, backend: str) -> dict:
                            [("F", fs), ("k", ks)], backend, args.dtype, None, args.steps)
 
 
-def measure(spec: dict, gpus: int, work: Path, outputs) -> dict:
+def measure(spec: dict, gpus: int, work: Path, outputs, repeat: int = 1) -> dict:
     from distributed import wait
 
     from pdestudio.app.sweep import members as run
@@ -49,30 +51,37 @@ def measure(spec: dict, gpus: int, work: Path, outputs) -> dict:
     client, cluster, kind = runner.client_for(None, None, gpus)
     try:
         workers = sorted(client.scheduler_info()["workers"])
+        todo = list(range(len(specs.members(spec))))
+        tasks = run.groups(spec, todo, gpu=True, parts=gpus)
+        # each worker warms up on a group of the sweep's task size, one step: whatever the
+        # task's launches need (kernels, the plan's cluster size, CuPy's reductions) is
+        # compiled and cached before the clock starts, whichever GPU count is measured first
         warm_spec = dict(spec, steps=1)
-        warm = [client.submit(run.run_group, warm_spec, [0, 1], str(work / f"warm{gpus}-{i}"),
-                              (), workers=[w], allow_other_workers=False, pure=False)
+        warm = [client.submit(run.run_group, warm_spec, tasks[i % len(tasks)],
+                              str(work / f"warm{gpus}-{i}"), (), workers=[w],
+                              allow_other_workers=False, pure=False)
                 for i, w in enumerate(workers)]
         wait(warm)
         for f in warm:
             f.result()  # a failed warm-up raises here
         start_s = time.perf_counter() - t0
-        out = work / f"gpus{gpus}"
-        out.mkdir(parents=True)
-        specs.check_folder(out, spec)
-        todo = list(range(len(specs.members(spec))))
-        tasks = run.groups(spec, todo, gpu=True, parts=gpus)
-        t1 = time.perf_counter()
-        futs = [client.submit(run.run_group, spec, g, str(out), tuple(outputs), pure=False)
-                for g in tasks]
-        rows = [r for res in client.gather(futs) for r in res]
-        wall = time.perf_counter() - t1
+        walls = []
+        for k in range(repeat):
+            out = work / f"gpus{gpus}-{k}"
+            out.mkdir(parents=True)
+            specs.check_folder(out, spec)
+            t1 = time.perf_counter()
+            futs = [client.submit(run.run_group, spec, g, str(out), tuple(outputs), pure=False)
+                    for g in tasks]
+            rows = [r for res in client.gather(futs) for r in res]
+            walls.append(time.perf_counter() - t1)
     finally:
         client.close()
         cluster.close()
+    wall = statistics.median(walls)
     return {"gpus": gpus, "cluster": kind, "workers": len(workers), "tasks": len(tasks),
             "task_sizes": [len(g) for g in tasks], "members": len(rows), "wall_s": wall,
-            "members_per_hour": 3600 * len(rows) / wall, "start_s": start_s,
+            "walls_s": walls, "members_per_hour": 3600 * len(rows) / wall, "start_s": start_s,
             "gpus_used": sorted({r["gpu"] for r in rows}),
             "diverged": sum(bool(r["diverged"]) for r in rows),
             "steps": sorted({r["steps"] for r in rows})}
@@ -91,6 +100,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", action="store_true",
                     help="NumPy members on workers pinned as if there were GPUs (smoke run)")
     ap.add_argument("--workdir", help="where the sweeps write (default: a temporary folder)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="timed sweeps for each GPU count, on the same cluster (the median counts)")
     ap.add_argument("--no-mesh-cache", action="store_true",
                     help="every task builds its mesh set-up (none kept from the warm-up)")
     args = ap.parse_args(argv)
@@ -114,9 +125,11 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         runs = []
         for g in counts:
-            r = measure(spec, g, Path(tmp), outputs)
+            r = measure(spec, g, Path(tmp), outputs, max(1, args.repeat))
             runs.append(r)
-            print(f"{g} GPU{'s' if g > 1 else ''}: {r['members']} members in {r['wall_s']:.2f} s "
+            each = " (each: " + ", ".join(f"{w:.3f}" for w in r["walls_s"]) + " s)"
+            print(f"{g} GPU{'s' if g > 1 else ''}: {r['members']} members in {r['wall_s']:.3f} s"
+                  f"{each if len(r['walls_s']) > 1 else ''} "
                   f"({r['members_per_hour']:.0f} members/hour; {r['tasks']} tasks of "
                   f"{r['task_sizes']}, on GPUs {r['gpus_used']}; cluster {r['cluster']} started "
                   f"in {r['start_s']:.1f} s)", flush=True)
