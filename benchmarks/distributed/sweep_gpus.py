@@ -65,7 +65,7 @@ def measure(spec: dict, gpus: int, work: Path, outputs, repeat: int = 1) -> dict
         for f in warm:
             f.result()  # a failed warm-up raises here
         start_s = time.perf_counter() - t0
-        walls = []
+        walls, inside = [], []
         for k in range(repeat):
             out = work / f"gpus{gpus}-{k}"
             out.mkdir(parents=True)
@@ -73,15 +73,18 @@ def measure(spec: dict, gpus: int, work: Path, outputs, repeat: int = 1) -> dict
             t1 = time.perf_counter()
             futs = [client.submit(run.run_group, spec, g, str(out), tuple(outputs), pure=False)
                     for g in tasks]
-            rows = [r for res in client.gather(futs) for r in res]
+            res = client.gather(futs)
             walls.append(time.perf_counter() - t1)
+            rows = [r for part in res for r in part]
+            # the longest task's own time (its rows' wall_s: the group's set-up and steps)
+            inside.append(max(part[0]["wall_s"] * len(part) for part in res if part))
     finally:
         client.close()
         cluster.close()
     wall = statistics.median(walls)
     return {"gpus": gpus, "cluster": kind, "workers": len(workers), "tasks": len(tasks),
             "task_sizes": [len(g) for g in tasks], "members": len(rows), "wall_s": wall,
-            "walls_s": walls, "members_per_hour": 3600 * len(rows) / wall, "start_s": start_s,
+            "walls_s": walls, "tasks_s": inside, "members_per_hour": 3600 * len(rows) / wall, "start_s": start_s,
             "gpus_used": sorted({r["gpu"] for r in rows}),
             "diverged": sum(bool(r["diverged"]) for r in rows),
             "steps": sorted({r["steps"] for r in rows})}
