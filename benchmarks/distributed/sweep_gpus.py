@@ -1,8 +1,9 @@
 """A parameter sweep on one GPU against the same sweep on two GPUs of the same machine (issue 29,
 item 5; docs/DISTRIBUTED.md, "Sweeps on several GPUs"): 64 gray-scott members (F × k, 8 × 8) of
-20,000 vertices each, run as batched ensembles by the sweep's own code (app/sweep: the local
-cluster with one worker pinned to each GPU, the ensembles cut into one task per GPU). Prints
-members/hour for each GPU count and the ratio, and writes them as JSON:
+20,000 vertices each, 200,000 steps, in the sweep's default real type (float64), run as batched
+ensembles by the sweep's own code (app/sweep: the local cluster with one worker pinned to each
+GPU, the ensembles cut into one task per GPU). Prints members/hour for each GPU count and the
+ratio, and writes them as JSON:
 
     python -m benchmarks.distributed.sweep_gpus --out sweep_gpus.json            # 2-GPU machine
     python -m benchmarks.distributed.sweep_gpus --cpu --members 4 --vertices 200 --steps 2 \\
@@ -95,15 +96,16 @@ def main(argv=None) -> int:
     ap.add_argument("--out", required=True, help="JSON file written with the results")
     ap.add_argument("--members", type=int, default=64)
     ap.add_argument("--vertices", type=int, default=20000)
-    ap.add_argument("--steps", type=int, default=20000, help="steps each member takes")
-    ap.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    ap.add_argument("--steps", type=int, default=200000, help="steps each member takes")
+    ap.add_argument("--dtype", default="float64", choices=("float32", "float64"),
+                    help="real type (default float64, as pdestudio sweep's)")
     ap.add_argument("--gpus", default="1,2", help="GPU counts to compare (first: the baseline)")
     ap.add_argument("--full-outputs", action="store_true",
                     help="members write their checkpoint and thumbnail too")
     ap.add_argument("--cpu", action="store_true",
                     help="NumPy members on workers pinned as if there were GPUs (smoke run)")
     ap.add_argument("--workdir", help="where the sweeps write (default: a temporary folder)")
-    ap.add_argument("--repeat", type=int, default=1,
+    ap.add_argument("--repeat", type=int, default=5,
                     help="timed sweeps for each GPU count, on the same cluster (the median counts)")
     ap.add_argument("--no-mesh-cache", action="store_true",
                     help="every task builds its mesh set-up (none kept from the warm-up)")

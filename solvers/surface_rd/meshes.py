@@ -1,7 +1,7 @@
-"""A model's mesh set-up, kept for the next simulation on the same mesh (docs/MODELS.md §2.5,
-"The mesh set-up"): the mesh of the scenario, its vertex order, the renumbered mesh and its
-float64 operators (`SurfaceOperators`, whose lazily built parts, device copies and the fused
-lattice tables then serve every simulation on that mesh in this process).
+"""A model's mesh set-up, kept for the next simulation on the same mesh (docs/MODELS.md §2.2):
+the mesh of the scenario, its vertex order, the renumbered mesh and its float64 operators
+(`SurfaceOperators`, whose lazily built parts, device copies and the fused lattice tables then
+serve every simulation on that mesh in this process).
 
 Building them takes ~50 ms for the default 20,000-vertex rectangle (the cotangent Laplacian, the
 reverse Cuthill–McKee order, the lattice test) and a mesh file is read in a separate process

@@ -117,4 +117,9 @@ def test_the_two_gpu_benchmark_runs_in_its_cpu_mode(tmp_path):
         (2, 2, [2, 2], ["0", "1"])
     assert one["members"] == two["members"] == 4 and one["steps"] == two["steps"] == [2]
     assert two["ratio"] == pytest.approx(two["members_per_hour"] / one["members_per_hour"])
+    for r in (one, two):  # --repeat (default 5): the median of the timed sweeps counts
+        assert len(r["walls_s"]) == len(r["tasks_s"]) == 5
+        assert r["wall_s"] == sorted(r["walls_s"])[2]
+        assert all(0 < t <= w for t, w in zip(r["tasks_s"], r["walls_s"]))
+    assert res["dtype"] == "float64" and res["mesh_cache"] is True
     assert "members/hour" in p.stdout and "ratio" in p.stdout
