@@ -54,12 +54,19 @@ def _key(scenario: str, p) -> tuple | None:
     return ("generated", scenario, int(p["vertices"]), p["renumber"])
 
 
+def _read_only(a):
+    if a is not None:
+        a.flags.writeable = False
+    return a
+
+
 def _build(model: str, scenario: str, p) -> MeshSetup:
-    mesh = scenarios.build_mesh(model, scenario, p)
+    mesh = scenarios.build_mesh(model, scenario, p)  # (its arrays are read-only)
     order = vertex_order(mesh, p["renumber"])
     imesh = mesh if order is None else mesh.permuted(vertex_order=order)
-    return MeshSetup(mesh, order, None if order is None else inverse(order), imesh,
-                     SurfaceOperators(imesh))
+    return MeshSetup(mesh, _read_only(order), _read_only(None if order is None else
+                                                         inverse(order)),
+                     imesh, SurfaceOperators(imesh))
 
 
 def mesh_setup(model: str, scenario: str, p) -> MeshSetup:
