@@ -10,6 +10,7 @@ with CUDA_VISIBLE_DEVICES = GPU k, so its device 0 is its GPU). Members that run
 cut into as many tasks as there are GPUs (members.groups), so every GPU gets work."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import sys
@@ -98,6 +99,28 @@ def gpu_cluster(n: int, gpus: int):
                                       "host": "127.0.0.1"}})
 
 
+def submit(client, spec: dict, tasks: list[list[int]], out, outputs) -> list:
+    """The tasks' futures: a group of members (run_group) or a lone member (run_member) each.
+    Where there are no more tasks than workers (the ensembles cut into one task per GPU), task
+    i prefers worker i (sorted by name: gpu-0, gpu-1, ..., each on its own GPU) so that every
+    GPU gets one at once; Dask would otherwise be free to queue two on one worker while another
+    idles. The preference is loose: a task whose worker is gone runs on another."""
+    workers = sorted(client.scheduler_info().get("workers", {}).items(),
+                     key=lambda kv: str(kv[1].get("name", kv[0])))
+    pin = 1 < len(tasks) <= len(workers)
+    tag = hashlib.sha1(str(Path(out).resolve()).encode()).hexdigest()[:8]  # (keys: per folder)
+    futures = []
+    for i, g in enumerate(tasks):
+        where = dict(workers=[workers[i][0]], allow_other_workers=True) if pin else {}
+        if len(g) == 1:
+            fn, arg, key = run.run_member, g[0], f"pdestudio-member-{g[0]}-{tag}"
+        else:
+            fn, arg, key = run.run_group, g, f"pdestudio-group-{g[0]}-{g[-1]}-{tag}"
+        futures.append(client.submit(fn, spec, arg, str(out), outputs, pure=False, key=key,
+                                     **where))
+    return futures
+
+
 def client_for(scheduler: str | None, workers: int | None, gpus: int):
     """(client, cluster): the scheduler's client (cluster None), or a local cluster (see the
     module docstring) and its client. Returns also the kind of cluster: "scheduler",
@@ -164,15 +187,7 @@ def run_sweep(spec: dict, out, *, workers: int | None = None, scheduler: str | N
             log.info("sweep: %d members (%d finished before, %d to run in %d tasks on %s) "
                      "into %s", n, n - len(todo), len(todo), len(tasks),
                      f"{gpus} GPU{'s' if gpus != 1 else ''}" if gpus else kind, out)
-            futures = []
-            for g in tasks:
-                if len(g) == 1:
-                    futures.append(client.submit(run.run_member, spec, g[0], str(out), outputs,
-                                                 pure=False, key=f"pdestudio-member-{g[0]}"))
-                else:
-                    futures.append(client.submit(run.run_group, spec, g, str(out), outputs,
-                                                 pure=False,
-                                                 key=f"pdestudio-group-{g[0]}-{g[-1]}"))
+            futures = submit(client, spec, tasks, out, outputs)
             left = len(futures)
             for fut in as_completed(futures):
                 left -= 1

@@ -72,9 +72,7 @@ def measure(spec: dict, gpus: int, work: Path, outputs, repeat: int = 1) -> dict
             out.mkdir(parents=True)
             specs.check_folder(out, spec)
             t1 = time.perf_counter()
-            futs = [client.submit(run.run_group, spec, g, str(out), tuple(outputs), pure=False)
-                    for g in tasks]
-            res = client.gather(futs)
+            res = client.gather(runner.submit(client, spec, tasks, out, tuple(outputs)))
             walls.append(time.perf_counter() - t1)
             rows = [r for part in res for r in part]
             # the longest task's own time (its rows' wall_s: the group's set-up and steps)

@@ -7,9 +7,9 @@ Building them takes ~50 ms for the default 20,000-vertex rectangle (the cotangen
 reverse Cuthill–McKee order, the lattice test) and a mesh file is read in a separate process
 with a time limit: a sweep's worker, which makes one simulation or ensemble a task, or the
 window, which makes one each time the model is set up again, did this work each time. Here the
-last MAX_KEPT set-ups are kept, keyed by what determines them: the scenario, `vertices` and
-`renumber` for a generated mesh; for a mesh file its resolved path, size and modification time
-(a file written again is read again). Everything kept is read-only to the simulations that
+last MAX_KEPT set-ups of at most MAX_VERTICES vertices are kept, keyed by what determines them:
+the scenario, `vertices` and `renumber` for a generated mesh; for a mesh file its resolved path,
+size and modification time (a file written again is read again). Everything kept is read-only to the simulations that
 share it. PDESTUDIO_MESH_CACHE=0 turns the keeping off (every simulation builds its own).
 """
 from __future__ import annotations
@@ -27,6 +27,10 @@ from . import scenarios
 from .reference import SurfaceOperators
 
 MAX_KEPT = 2  # set-ups kept (the least recently used goes first)
+# only meshes up to this many vertices are kept (a kept set-up of 2^20 vertices holds ~0.2 GB
+# of host memory after its simulations are gone; larger ones take far longer to run than to
+# set up)
+MAX_VERTICES = 2**20
 
 _kept: OrderedDict = OrderedDict()
 _lock = threading.Lock()
@@ -80,7 +84,7 @@ def mesh_setup(model: str, scenario: str, p) -> MeshSetup:
                 _kept.move_to_end(key)
                 return s
     s = _build(model, scenario, p)
-    if key is not None:
+    if key is not None and s.mesh.n_vertices <= MAX_VERTICES:
         with _lock:
             _kept[key] = s
             while len(_kept) > MAX_KEPT:

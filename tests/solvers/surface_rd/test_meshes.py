@@ -51,6 +51,16 @@ def test_anything_the_set_up_depends_on_gives_another():
     assert last.ops is other[2].ops
 
 
+def test_only_meshes_up_to_the_size_limit_are_kept(monkeypatch):
+    monkeypatch.setattr(meshes, "MAX_VERTICES", 1000)
+    a = solvers.create("gray-scott", backend="numpy", vertices=900)
+    b = solvers.create("gray-scott", backend="numpy", vertices=2000)
+    assert a.mesh.n_vertices <= 1000 < b.mesh.n_vertices
+    assert solvers.create("gray-scott", backend="numpy", vertices=900).ops is a.ops
+    assert solvers.create("gray-scott", backend="numpy", vertices=2000).ops is not b.ops
+    assert len(meshes._kept) == 1
+
+
 def test_a_mesh_file_written_again_is_read_again(tmp_path):
     path = tmp_path / "patch.obj"
     write_mesh(path, rectangle(400))
