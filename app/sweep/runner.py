@@ -99,19 +99,25 @@ def gpu_cluster(n: int, gpus: int):
                                       "host": "127.0.0.1"}})
 
 
-def submit(client, spec: dict, tasks: list[list[int]], out, outputs) -> list:
+def worker_addresses(client) -> list[str]:
+    """The cluster's workers, sorted by name (gpu-0, gpu-1, ...: each on its own GPU)."""
+    info = client.scheduler_info().get("workers", {})
+    return [a for a, _ in sorted(info.items(), key=lambda kv: str(kv[1].get("name", kv[0])))]
+
+
+def submit(client, spec: dict, tasks: list[list[int]], out, outputs,
+           workers: list[str] | None = None) -> list:
     """The tasks' futures: a group of members (run_group) or a lone member (run_member) each.
     Where there are no more tasks than workers (the ensembles cut into one task per GPU), task
-    i prefers worker i (sorted by name: gpu-0, gpu-1, ..., each on its own GPU) so that every
-    GPU gets one at once; Dask would otherwise be free to queue two on one worker while another
-    idles. The preference is loose: a task whose worker is gone runs on another."""
-    workers = sorted(client.scheduler_info().get("workers", {}).items(),
-                     key=lambda kv: str(kv[1].get("name", kv[0])))
+    i prefers worker i (`workers`, default `worker_addresses`) so that every GPU gets one at
+    once; Dask would otherwise be free to queue two on one worker while another idles. The
+    preference is loose: a task whose worker is gone runs on another."""
+    workers = worker_addresses(client) if workers is None else workers
     pin = 1 < len(tasks) <= len(workers)
     tag = hashlib.sha1(str(Path(out).resolve()).encode()).hexdigest()[:8]  # (keys: per folder)
     futures = []
     for i, g in enumerate(tasks):
-        where = dict(workers=[workers[i][0]], allow_other_workers=True) if pin else {}
+        where = dict(workers=[workers[i]], allow_other_workers=True) if pin else {}
         if len(g) == 1:
             fn, arg, key = run.run_member, g[0], f"pdestudio-member-{g[0]}-{tag}"
         else:

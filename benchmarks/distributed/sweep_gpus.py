@@ -51,7 +51,7 @@ def measure(spec: dict, gpus: int, work: Path, outputs, repeat: int = 1) -> dict
     t0 = time.perf_counter()
     client, cluster, kind = runner.client_for(None, None, gpus)
     try:
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = runner.worker_addresses(client)  # (asked once, before the clock starts)
         todo = list(range(len(specs.members(spec))))
         tasks = run.groups(spec, todo, gpu=True, parts=gpus)
         # each worker warms up on a group of the sweep's task size, one step: whatever the
@@ -72,7 +72,8 @@ def measure(spec: dict, gpus: int, work: Path, outputs, repeat: int = 1) -> dict
             out.mkdir(parents=True)
             specs.check_folder(out, spec)
             t1 = time.perf_counter()
-            res = client.gather(runner.submit(client, spec, tasks, out, tuple(outputs)))
+            res = client.gather(runner.submit(client, spec, tasks, out, tuple(outputs),
+                                              workers))
             walls.append(time.perf_counter() - t1)
             rows = [r for part in res for r in part]
             # the longest task's own time (its rows' wall_s: the group's set-up and steps)
