@@ -5,7 +5,7 @@ serve every simulation on that mesh in this process).
 
 Building them takes ~50 ms for the default 20,000-vertex rectangle (the cotangent Laplacian, the
 reverse Cuthill–McKee order, the lattice test) and a mesh file is read in a separate process
-with a time limit: a sweep's worker, which makes one simulation or ensemble a task, or the
+with a time limit (0.15–0.3 s for the same rectangle as an OBJ file): a sweep's worker, which makes one simulation or ensemble a task, or the
 window, which makes one each time the model is set up again, did this work each time. Here the
 last MAX_KEPT set-ups of at most MAX_VERTICES vertices are kept, keyed by what determines them:
 the scenario, `vertices` and `renumber` for a generated mesh; for a mesh file its resolved path,
@@ -27,10 +27,10 @@ from . import scenarios
 from .reference import SurfaceOperators
 
 MAX_KEPT = 2  # set-ups kept (the least recently used goes first)
-# only meshes up to this many vertices are kept (a kept set-up of 2^20 vertices holds ~0.2 GB
-# of host memory after its simulations are gone; larger ones take far longer to run than to
-# set up)
-MAX_VERTICES = 2**20
+# only meshes up to this many vertices are kept: a kept set-up holds ~1 KB of host memory a
+# vertex after its simulations are gone (the rectangle with its operators, λ_max and lattice
+# test, tracemalloc: 262 MB at 2^18 vertices, built in 0.68 s; 1.04 GB at 2^20, 6.8 s)
+MAX_VERTICES = 2**18
 
 _kept: OrderedDict = OrderedDict()
 _lock = threading.Lock()
