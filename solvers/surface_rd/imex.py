@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.scheme import SchemeBase
-from .reference import THETA, ArrayOperators, EdgeOperators, chemotaxis_jacobian
+from .reference import THETA, EdgeOperators, chemotaxis_jacobian
 
 RTOL = {"float64": 1e-10, "float32": 1e-5}
 MAX_ITER = 1000
@@ -181,7 +181,7 @@ class ChemotaxisImex(SchemeBase):
         if self.positive:
             self.eo = EdgeOperators(sim.imesh, sim.xp, sim.real)
         else:
-            self.ops = ArrayOperators(sim.ops, sim.xp, sim.real)
+            self.ops = sim.ops.arrays(sim.xp, sim.real)  # (shared by the mesh's schemes)
 
     def step(self, t, dt_limit):
         sim = self.sim

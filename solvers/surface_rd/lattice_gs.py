@@ -121,8 +121,7 @@ def tables(sim) -> dict:
     → internal vertex) and the device's cluster limits, made once per mesh set-up (kept with its
     operators, meshes.py: every simulation and ensemble on that mesh shares them), real type and
     device."""
-    gpu = sim.xp is not np
-    dev = __import__("cupy").cuda.Device().id if gpu else -1
+    dev = -1 if sim.xp is np else sim.xp.cuda.Device().id
     cache = sim.ops.__dict__.setdefault("_fused_tables", {})
     key = ("gs_lattice", np.dtype(sim.real).str, dev,
            os.environ.get("PDESTUDIO_GS_LATTICE", "1"))

@@ -158,7 +158,7 @@ class SurfaceOperators:
     def lattice(self):
         """The mesh's lattice (mesh/lattice.py `find_lattice`: the generated rectangle, whose
         cotangent Laplacian is the 5-point one) or None; the fast paths of the IMEX solve and of
-        the fused lattice kernels ask it once per simulation."""
+        the fused lattice kernels ask it once per mesh set-up (meshes.py)."""
         from ..mesh.lattice import find_lattice
         return find_lattice(self.mesh, self.L)
 
